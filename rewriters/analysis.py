@@ -1,0 +1,362 @@
+"""Static analysis of one function: the findings that decide what stays eager.
+
+    @carve.compile
+    def step(model, x, i):
+        y = model(x)                    # graph
+        if i % 10 == 0:
+            print(i, y.sum().item())    # CRV003 + CRV004: eager
+        for _ in range(3):              # CRV006 if its body broke the graph
+            y = y * 2
+        return y
+
+`analyze_function` walks the function's statements (not nested functions)
+and reports, per simple statement, the findings that make it eager; per
+compound statement, the findings of its header (`if x.sum() > 0:`) and the
+frame-skip findings torch.compile would hit (a break inside a loop, try or
+with: CRV006-CRV008); and findings that make the whole function eager
+(generators, async, skip_frame).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from carve.rewriters.callees import CalleeInfo, CalleeKind, CallResolver, ModuleResolver
+from carve.rewriters.checks import CALL_CHECKS, SUBSCRIPT_CHECKS, CheckContext, side_effects
+from carve.rewriters.findings import Finding
+from carve.rewriters.names import ImportTable, dotted_name
+from carve.rewriters.rules import rule
+from carve.rewriters.tensors import TensorInference
+
+# Context managers Dynamo can resume a graph break inside (seed 004): no CRV008 for these.
+RESUMABLE_CONTEXT_MANAGERS = frozenset({
+    "torch.no_grad", "torch.enable_grad", "torch.set_grad_enabled", "torch.inference_mode",
+    "torch.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast", "torch.cuda.amp.autocast",
+    "contextlib.nullcontext", "torch.device",
+})
+CONTAINMENT_RULES = {cst.For: "CRV006", cst.While: "CRV006", cst.Try: "CRV007", cst.With: "CRV008"}
+if hasattr(cst, "TryStar"):
+    CONTAINMENT_RULES[cst.TryStar] = "CRV007"
+
+
+@dataclass
+class FunctionAnalysis:
+    func: cst.FunctionDef
+    findings: list[Finding] = field(default_factory=list)
+    # id(statement node) -> findings: for a SimpleStatementLine they make it eager; for a
+    # compound statement they belong to its header (or to what its body does to torch.compile).
+    statement_findings: dict[int, list[Finding]] = field(default_factory=dict)
+    # A finding that makes the whole function eager (generator, async, skip_frame).
+    whole_function: Finding | None = None
+    # id(Call) -> callee, for the calls to user functions (compiled on their own when eager).
+    user_calls: dict[int, CalleeInfo] = field(default_factory=dict)
+    global_names: set[str] = field(default_factory=set)
+
+    def findings_of(self, node: cst.CSTNode) -> list[Finding]:
+        return self.statement_findings.get(id(node), [])
+
+    @property
+    def breaks(self) -> list[Finding]:
+        """Findings that are graph breaks (not the CRV019 side effects)."""
+        return [f for f in self.findings if rule(f.code).lint_default]
+
+
+class ModuleContext:
+    """A parsed module with the metadata every function analysis of it shares."""
+
+    def __init__(self, module: cst.Module, filename: str = "<unknown>", line_offset: int = 0) -> None:
+        self.module = module
+        self.filename = filename
+        self.line_offset = line_offset
+        self.imports = ImportTable.from_module(module)
+        self.positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        self.static_resolver = ModuleResolver(module, self.imports, filename)
+        self.static_resolver.analyse_callee = lambda func, _resolver: analyze_function(func, self).findings
+
+    def position(self, node: cst.CSTNode) -> CodeRange | None:
+        return self.positions.get(node)
+
+    def line_of(self, node: cst.CSTNode) -> int:
+        position = self.positions.get(node)
+        return position.start.line + self.line_offset if position else 0
+
+    def line_range(self, node: cst.CSTNode) -> tuple[int, int]:
+        position = self.positions[node]
+        return position.start.line + self.line_offset, position.end.line + self.line_offset
+
+
+def analyze_function(
+    func: cst.FunctionDef,
+    module: ModuleContext,
+    resolver: CallResolver | None = None,
+    forced_breaks: dict[int, tuple[str, str]] | None = None,
+) -> FunctionAnalysis:
+    """Findings of `func`. `forced_breaks` maps a line to (code, message) found while tracing."""
+    analysis = FunctionAnalysis(func)
+    ctx = CheckContext(module.imports, TensorInference(func, module.imports))
+    walker = _FunctionWalker(analysis, module, ctx, resolver, forced_breaks or {})
+    walker.run()
+    analysis.findings.sort(key=lambda f: (f.line, f.column, f.code))
+    return analysis
+
+
+class _FunctionWalker:
+    def __init__(self, analysis, module, ctx, resolver, forced_breaks) -> None:
+        self.analysis = analysis
+        self.module = module
+        self.ctx = ctx
+        self.resolvers = [r for r in (resolver, module.static_resolver) if r is not None]
+        self.forced_breaks = forced_breaks
+
+    def run(self) -> None:
+        func = self.analysis.func
+        declared = _GlobalDeclarations()
+        func.body.visit(declared)
+        self.analysis.global_names = declared.names
+        if func.asynchronous is not None:
+            self._whole("CRV011", func, "async def functions run eagerly")
+        generator = _YieldFinder()
+        func.body.visit(generator)
+        if generator.found is not None:
+            self._whole("CRV010", generator.found, "the function is a generator (contains yield)")
+        self._block(func.body)
+        skip = next((f for f in self.analysis.findings if f.code == "CRV002"), None)
+        if skip is not None and self.analysis.whole_function is None:
+            self.analysis.whole_function = skip
+
+    # -- recording -------------------------------------------------------------------------
+    def _finding(self, code: str, message: str, node: cst.CSTNode, callee_stack=()) -> Finding:
+        position = self.module.position(node)
+        offset = self.module.line_offset
+        if position is None:
+            return Finding(code, message, offset + 1, callee_stack=tuple(callee_stack))
+        return Finding(
+            code, message, position.start.line + offset, position.start.column,
+            position.end.line + offset, position.end.column, tuple(callee_stack),
+        )
+
+    def _record(self, owner: cst.CSTNode, finding: Finding) -> None:
+        self.analysis.findings.append(finding)
+        self.analysis.statement_findings.setdefault(id(owner), []).append(finding)
+
+    def _whole(self, code: str, node: cst.CSTNode, message: str) -> None:
+        finding = self._finding(code, message, node)
+        self.analysis.findings.append(finding)
+        if self.analysis.whole_function is None:
+            self.analysis.whole_function = finding
+
+    # -- statements ------------------------------------------------------------------------
+    def _block(self, block: cst.BaseSuite) -> bool:
+        """Analyse a block; True when something in it breaks the graph."""
+        broke = False
+        body = block.body if isinstance(block, cst.IndentedBlock) else [block]
+        for statement in body:
+            if isinstance(statement, cst.SimpleStatementLine) or isinstance(statement, cst.SimpleStatementSuite):
+                broke |= self._simple(statement)
+            else:
+                broke |= self._compound(statement)
+        return broke
+
+    def _simple(self, statement: cst.CSTNode) -> bool:
+        for small in statement.body:
+            for code, message in side_effects.check_statement(small, self.ctx, self.analysis.global_names):
+                self._record(statement, self._finding(code, message, small))
+            self._expressions(statement, small)
+        self._forced(statement)
+        return any(rule(f.code).lint_default for f in self.analysis.findings_of(statement))
+
+    def _forced(self, statement: cst.CSTNode) -> None:
+        if not self.forced_breaks:
+            return
+        first, last = self.module.line_range(statement)
+        for line, (code, message) in self.forced_breaks.items():
+            if first <= line <= last and not any(f.line == line and f.code == code for f in self.analysis.findings_of(statement)):
+                self._record(statement, Finding(code, message, line))
+
+    def _compound(self, statement: cst.CSTNode) -> bool:
+        broke = False
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            return False  # a definition: its body runs when called, and is compiled then
+        if isinstance(statement, (cst.If, cst.While)):
+            self._expressions(statement, statement.test)
+            if self.ctx.tensors.is_tensor(statement.test):
+                keyword = "if" if isinstance(statement, cst.If) else "while"
+                self._record(statement, self._finding("CRV005", f"`{keyword}` condition depends on a tensor's value", statement.test))
+        elif isinstance(statement, cst.For):
+            self._expressions(statement, statement.iter)
+        elif isinstance(statement, cst.With):
+            for item in statement.items:
+                self._expressions(statement, item.item)
+        self._forced_header(statement)
+        header_broke = any(rule(f.code).lint_default for f in self.analysis.findings_of(statement))
+        for child in _child_blocks(statement):
+            broke |= self._block(child)
+        containment = CONTAINMENT_RULES.get(type(statement))
+        if broke and containment and not (containment == "CRV008" and self._resumable(statement)):
+            kind = {"CRV006": "a loop", "CRV007": "a try block", "CRV008": "a `with` block"}[containment]
+            self._record(statement, self._finding(
+                containment, f"a graph break inside {kind}: torch.compile would skip the whole function",
+                _header_node(statement)))
+        return broke or header_broke
+
+    def _forced_header(self, statement: cst.CSTNode) -> None:
+        if not self.forced_breaks:
+            return
+        header_line = self.module.line_of(statement)
+        if header_line in self.forced_breaks:
+            code, message = self.forced_breaks[header_line]
+            self._record(statement, Finding(code, message, header_line))
+
+    def _resumable(self, statement: cst.With) -> bool:
+        for item in statement.items:
+            expression = item.item.func if isinstance(item.item, cst.Call) else item.item
+            if self.ctx.qualified(expression) not in RESUMABLE_CONTEXT_MANAGERS:
+                return False
+        return True
+
+    # -- expressions -----------------------------------------------------------------------
+    def _expressions(self, owner: cst.CSTNode, node: cst.CSTNode) -> None:
+        visitor = _ExpressionVisitor(self, owner)
+        node.visit(visitor)
+
+    def check_call(self, owner: cst.CSTNode, call: cst.Call) -> None:
+        for check in CALL_CHECKS:
+            for code, message in check(call, self.ctx):
+                self._record(owner, self._finding(code, message, call))
+        dotted = dotted_name(call.func)
+        qualified = self.ctx.qualified(call.func)
+        for resolver in self.resolvers:
+            info = resolver.resolve(call, dotted, qualified)
+            if info is not None:
+                self._callee(owner, call, info)
+                return
+
+    def check_subscript(self, owner: cst.CSTNode, node: cst.Subscript) -> None:
+        for check in SUBSCRIPT_CHECKS:
+            for code, message in check(node, self.ctx):
+                self._record(owner, self._finding(code, message, node))
+
+    def _callee(self, owner: cst.CSTNode, call: cst.Call, info: CalleeInfo) -> None:
+        already = {f.code for f in self.analysis.findings_of(owner) if f.line == self.module.line_of(call)}
+        simple = {
+            CalleeKind.GRAPH_BREAK: ("CRV001", f"{info.name}() forces a graph break"),
+            CalleeKind.SKIP_FRAME: ("CRV002", f"{info.name}() skips compiling this function"),
+            CalleeKind.DISABLED: ("CRV013", f"{info.name} is disabled (carve.disable / torch.compiler.disable)"),
+            CalleeKind.DISALLOWED: ("CRV015", f"{info.name} is marked disallow_in_graph"),
+            CalleeKind.IO: ("CRV003", f"{info.name}() performs I/O"),
+        }
+        if info.kind in simple:
+            code, message = simple[info.kind]
+            if code not in already:
+                self._record(owner, self._finding(code, message, call))
+        elif info.kind is CalleeKind.USER_FUNCTION:
+            self.analysis.user_calls[id(call)] = info
+            if info.breaks:
+                first = info.breaks[0]
+                where = f"{info.filename}:{first.line}" if info.filename else f"line {first.line}"
+                stack = (f"{where}: {first.describe()}",) + first.callee_stack
+                self._record(owner, self._finding(
+                    "CRV016", f"{info.name}() has a graph break inside ({first.code} at {where}: {first.message})",
+                    call, stack))
+
+
+class _ExpressionVisitor(cst.CSTVisitor):
+    """Calls and subscripts of one statement, not entering lambdas or nested definitions."""
+
+    def __init__(self, walker: _FunctionWalker, owner: cst.CSTNode) -> None:
+        self.walker = walker
+        self.owner = owner
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
+        return False  # compound statements' bodies are walked statement by statement
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.walker.check_call(self.owner, node)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        self.walker.check_subscript(self.owner, node)
+
+
+class _GlobalDeclarations(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.names.update(n.name.value for n in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.names.update(n.name.value for n in node.names)
+
+
+class _YieldFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: cst.CSTNode | None = None
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        if self.found is None:
+            self.found = node
+
+    def visit_Await(self, node: cst.Await) -> None:
+        pass
+
+
+def _child_blocks(statement: cst.CSTNode) -> list[cst.BaseSuite]:
+    """The statement blocks directly inside a compound statement, in source order."""
+    blocks: list[cst.BaseSuite] = []
+    if isinstance(statement, (cst.If,)):
+        blocks.append(statement.body)
+        orelse = statement.orelse
+        if isinstance(orelse, cst.If):
+            blocks.extend(_child_blocks(orelse))
+        elif isinstance(orelse, cst.Else):
+            blocks.append(orelse.body)
+        return blocks
+    body = getattr(statement, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        blocks.append(body)
+    for handler in getattr(statement, "handlers", ()) or ():
+        blocks.append(handler.body)
+    for attribute in ("orelse", "finalbody"):
+        extra = getattr(statement, attribute, None)
+        if extra is not None and isinstance(getattr(extra, "body", None), cst.BaseSuite):
+            blocks.append(extra.body)
+    if isinstance(statement, cst.Match) if hasattr(cst, "Match") else False:
+        blocks.extend(case.body for case in statement.cases)
+    return blocks
+
+
+def _header_node(statement: cst.CSTNode) -> cst.CSTNode:
+    for attribute in ("target", "test", "items"):
+        value = getattr(statement, attribute, None)
+        if isinstance(value, cst.CSTNode):
+            return value
+        if isinstance(value, (list, tuple)) and value:
+            return value[0]
+    return statement

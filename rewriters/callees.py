@@ -1,0 +1,125 @@
+"""What a call's target is, as far as graph breaks go.
+
+The analysis asks a `CallResolver` about every call. Two resolvers exist:
+`ModuleResolver` here (static: functions of the same file, their decorators,
+module-level `disallow_in_graph(...)` calls), used by `carve lint` and
+`carve rewrite`; and the compiler's live resolver (`carve.resolver`), which
+looks the name up in the running program and recognises markers by identity,
+so `gb = torch._dynamo.graph_break; gb()` is still a break.
+
+    @torch.compiler.disable
+    def helper(x): ...              # helper(x) -> CalleeInfo(DISABLED)
+
+    def noisy(x):
+        print(x)                    # noisy(x) -> CalleeInfo(USER_FUNCTION, findings=[CRV003 ...])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Protocol
+
+import libcst as cst
+
+from carve.rewriters.findings import Finding
+from carve.rewriters.names import ImportTable, dotted_name
+
+
+class CalleeKind(Enum):
+    GRAPH_BREAK = "graph_break"
+    SKIP_FRAME = "skip_frame"
+    DISABLED = "disabled"
+    DISALLOWED = "disallowed"
+    IO = "io"
+    # Traced into the graph as is: torch ops, custom ops, allow_in_graph, nonstrict_trace.
+    TRACEABLE = "traceable"
+    # A user Python function: traced inline when clean, compiled on its own when not.
+    USER_FUNCTION = "user_function"
+
+
+@dataclass(frozen=True)
+class CalleeInfo:
+    kind: CalleeKind
+    name: str
+    # Breaks inside a USER_FUNCTION callee, positioned in the callee's file.
+    findings: tuple[Finding, ...] = ()
+    filename: str = ""
+    extra: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def breaks(self) -> tuple[Finding, ...]:
+        from carve.rewriters.rules import rule
+
+        return tuple(f for f in self.findings if rule(f.code).lint_default)
+
+
+class CallResolver(Protocol):
+    def resolve(self, call: cst.Call, dotted: str | None, qualified: str | None) -> CalleeInfo | None:
+        """Classify the target of `call`; None when unknown (then it is treated as traceable)."""
+
+
+DISABLE_DECORATORS = frozenset({"carve.disable", "torch.compiler.disable", "torch._dynamo.disable"})
+TRACEABLE_DECORATORS = frozenset({
+    "carve.nonstrict_trace", "torch._dynamo.nonstrict_trace", "carve.allow_in_graph",
+    "torch.compiler.allow_in_graph", "torch._dynamo.allow_in_graph", "torch.library.custom_op",
+    "torch.library.triton_op",
+})
+DISALLOW_FUNCTIONS = frozenset({"carve.disallow_in_graph", "torch._dynamo.disallow_in_graph"})
+
+
+def decorator_name(decorator: cst.Decorator, imports: ImportTable) -> str | None:
+    expression = decorator.decorator
+    if isinstance(expression, cst.Call):
+        expression = expression.func
+    return imports.resolve(expression)
+
+
+class ModuleResolver:
+    """Static resolution against the functions defined in one module."""
+
+    def __init__(self, module: cst.Module, imports: ImportTable, filename: str = "<unknown>") -> None:
+        self.imports = imports
+        self.filename = filename
+        self.functions: dict[str, cst.FunctionDef] = {}
+        self.disallowed: set[str] = set()
+        self._analysing: set[str] = set()
+        self._cache: dict[str, CalleeInfo | None] = {}
+        self.analyse_callee = None  # set by the analysis (avoids a circular import)
+        for statement in module.body:
+            if isinstance(statement, cst.FunctionDef):
+                self.functions[statement.name.value] = statement
+            elif isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                        call = small.value
+                        if imports.resolve(call.func) in DISALLOW_FUNCTIONS and call.args:
+                            target = imports.resolve(call.args[0].value)
+                            if target:
+                                self.disallowed.add(target)
+
+    def resolve(self, call: cst.Call, dotted: str | None, qualified: str | None) -> CalleeInfo | None:
+        if qualified in self.disallowed or dotted in self.disallowed:
+            return CalleeInfo(CalleeKind.DISALLOWED, dotted or "")
+        if dotted is None or dotted not in self.functions:
+            return None
+        if dotted in self._cache:
+            return self._cache[dotted]
+        func = self.functions[dotted]
+        info: CalleeInfo | None
+        names = {decorator_name(d, self.imports) for d in func.decorators}
+        if names & DISABLE_DECORATORS:
+            info = CalleeInfo(CalleeKind.DISABLED, dotted)
+        elif names & TRACEABLE_DECORATORS:
+            info = CalleeInfo(CalleeKind.TRACEABLE, dotted)
+        elif dotted in self._analysing or self.analyse_callee is None:
+            info = CalleeInfo(CalleeKind.USER_FUNCTION, dotted)
+        else:
+            self._analysing.add(dotted)
+            try:
+                findings = tuple(self.analyse_callee(func, self))
+            finally:
+                self._analysing.discard(dotted)
+            info = CalleeInfo(CalleeKind.USER_FUNCTION, dotted, findings, self.filename)
+        self._cache[dotted] = info
+        return info

@@ -1,0 +1,20 @@
+"""CRV012: running the backward pass inside compiled code.
+
+    loss = model(x).sum()
+    loss.backward()                 # CRV012: call .backward() outside the compiled function
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from carve.rewriters.checks.context import CheckContext, method_name
+
+AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
+
+
+def check_call(call: cst.Call, ctx: CheckContext):
+    if method_name(call) == "backward":
+        yield "CRV012", ".backward() runs the autograd engine inside compiled code"
+    elif ctx.qualified(call.func) in AUTOGRAD_FUNCTIONS:
+        yield "CRV012", f"{ctx.dotted(call.func)}() runs the autograd engine inside compiled code"

@@ -1,0 +1,33 @@
+"""CRV004: tensor-to-Python conversions.
+
+    scale = x.max().item()          # CRV004: reads tensor data into Python
+    n = int(x.sum())                # CRV004
+    return x / scale
+
+becomes, after the fix the hint suggests:
+
+    scale = x.max()
+    return x / scale
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from carve.rewriters.checks.context import CheckContext, method_name
+
+CONVERSION_METHODS = frozenset({"item", "tolist", "numpy"})
+CONVERTING_BUILTINS = frozenset({"int", "float", "bool", "complex"})
+
+
+def check_call(call: cst.Call, ctx: CheckContext):
+    method = method_name(call)
+    if method in CONVERSION_METHODS and not call.args:
+        receiver = call.func.value
+        # `np.random.rand(3).tolist()` is numpy, not torch: only flag receivers that are not numpy calls.
+        if not (ctx.qualified(receiver) or "").startswith("numpy"):
+            yield "CRV004", f".{method}() converts a tensor to Python data"
+        return
+    name = ctx.dotted(call.func)
+    if name in CONVERTING_BUILTINS and len(call.args) == 1 and ctx.tensors.is_tensor(call.args[0].value):
+        yield "CRV004", f"{name}() of a tensor converts it to a Python value"

@@ -1,0 +1,36 @@
+"""CRV003: printing, logging and other I/O.
+
+    y = x * 2
+    print("y =", y)                 # CRV003: eager, printed on every call, in order
+    logger.info("step %d", step)    # CRV003
+    return y + 1
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from carve.rewriters.checks.context import CheckContext, method_name
+
+IO_FUNCTIONS = frozenset({
+    "print", "input", "open", "breakpoint", "pdb.set_trace", "torch.save", "torch.load",
+    "warnings.warn", "time.sleep", "sys.stdout.write", "sys.stderr.write", "sys.stdout.flush",
+    "os.system", "subprocess.run", "subprocess.call", "json.dump", "pickle.dump", "numpy.save",
+    "tqdm.write", "pprint.pprint", "traceback.print_exc",
+})
+LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
+
+
+def check_call(call: cst.Call, ctx: CheckContext):
+    name = ctx.qualified(call.func)
+    if name in IO_FUNCTIONS:
+        yield "CRV003", f"{ctx.dotted(call.func)}() performs I/O"
+        return
+    method = method_name(call)
+    if method in LOGGING_METHODS:
+        receiver = ctx.dotted(call.func.value) or ""
+        qualified_receiver = ctx.qualified(call.func.value) or ""
+        if qualified_receiver == "logging" or "log" in receiver.lower():
+            yield "CRV003", f"{ctx.dotted(call.func)}() logs"
+    elif method in ("write", "flush") and (ctx.dotted(call.func.value) or "").lower() in ("f", "fh", "file", "out", "stream", "writer"):
+        yield "CRV003", f"{ctx.dotted(call.func)}() writes to a file"

@@ -1,0 +1,81 @@
+"""CRV019: Python side effects, which must run on every call.
+
+A cached graph replays tensor operations only, so these statements stay
+eager (they are not graph breaks for torch.compile, which replays them):
+
+    self.calls += 1                 # attribute store
+    cache[key] = y                  # item store
+    outputs.append(y)               # container mutation
+    total = total + y  # with `global total`
+
+Tensor in-place methods (`x.add_(1)`) and `x[idx] = v` on a tensor are
+ordinary graph operations... but `x[idx] = v` cannot be told from a dict
+store without types, so item stores are always eager.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from carve.rewriters.checks.context import CheckContext
+from carve.rewriters.names import dotted_name
+
+MUTATING_METHODS = frozenset({
+    "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
+    "discard", "appendleft", "popleft", "extendleft", "put", "put_nowait", "send", "register_buffer",
+    "register_parameter", "add_module", "register_forward_hook", "register_module",
+})
+# Mutate a Python container, unless the receiver is a tensor (`x.add(y)`, `x.sort()` are tensor ops).
+MAYBE_MUTATING_METHODS = frozenset({"add", "sort", "reverse"})
+
+
+def check_statement(stmt: cst.BaseSmallStatement, ctx: CheckContext, declared_nonlocal: set[str]):
+    """Side effects of one small statement; `declared_nonlocal` holds its function's global/nonlocal names."""
+    if isinstance(stmt, (cst.Global, cst.Nonlocal)):
+        return
+    targets: list[cst.BaseExpression] = []
+    if isinstance(stmt, cst.Assign):
+        targets = [t.target for t in stmt.targets]
+    elif isinstance(stmt, (cst.AugAssign, cst.AnnAssign)):
+        targets = [stmt.target]
+    elif isinstance(stmt, cst.Del):
+        targets = [stmt.target]
+    for target in targets:
+        yield from _check_target(target, declared_nonlocal)
+    collector = _MutatingCalls(ctx)
+    stmt.visit(collector)
+    yield from collector.found
+
+
+def _check_target(target: cst.BaseExpression, declared_nonlocal: set[str]):
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _check_target(element.value, declared_nonlocal)
+    elif isinstance(target, cst.StarredElement):
+        yield from _check_target(target.value, declared_nonlocal)
+    elif isinstance(target, cst.Attribute):
+        yield "CRV019", f"stores attribute {dotted_name(target) or target.attr.value}"
+    elif isinstance(target, cst.Subscript):
+        yield "CRV019", f"stores an item of {dotted_name(target.value) or 'a container'}"
+    elif isinstance(target, cst.Name) and target.value in declared_nonlocal:
+        yield "CRV019", f"writes the global/nonlocal name {target.value}"
+
+
+class _MutatingCalls(cst.CSTVisitor):
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+        self.found: list[tuple[str, str]] = []
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not isinstance(node.func, cst.Attribute):
+            return
+        method = node.func.attr.value
+        receiver = node.func.value
+        if method in MUTATING_METHODS or (
+            method in MAYBE_MUTATING_METHODS and not self.ctx.tensors.is_tensor(receiver)
+            and not (method == "add" and node.args and self.ctx.tensors.is_tensor(node.args[0].value))
+        ):
+            self.found.append(("CRV019", f"{dotted_name(node.func) or '.' + method}() mutates a Python object"))

@@ -1,0 +1,43 @@
+"""What the analysis reports: one `Finding` per graph-break-prone spot.
+
+The same findings drive the compiler (which statements become eager), the
+rewrite CLI (the comments on eager statements), `carve lint` and
+`carve.explain`, so each carries everything a message needs: the rule code,
+a message specific to the spot, and its position in the user's source.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from carve.rewriters.rules import rule
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+    line: int
+    column: int = 0
+    end_line: int = 0
+    end_column: int = 0
+    # For breaks found inside a callee: "file:line: message" entries, outermost first.
+    callee_stack: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def title(self) -> str:
+        return rule(self.code).title
+
+    @property
+    def hint(self) -> str:
+        return rule(self.code).hint
+
+    def shifted(self, line_offset: int) -> "Finding":
+        """The same finding with lines moved by `line_offset` (source cut from a larger file)."""
+        return Finding(
+            self.code, self.message, self.line + line_offset, self.column,
+            self.end_line + line_offset if self.end_line else 0, self.end_column, self.callee_stack,
+        )
+
+    def describe(self) -> str:
+        return f"{self.code} {self.title}: {self.message}"

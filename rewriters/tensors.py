@@ -1,0 +1,174 @@
+"""Which expressions of a function are (probably) tensors, from source alone.
+
+    def f(x: torch.Tensor, n):       x        tensor (annotated)
+        y = torch.relu(x)            y        tensor (torch op result)
+        s = y.sum() * 2              s        tensor (method of a tensor, arithmetic)
+        k = y.shape[0] + n           k        not a tensor (shape access)
+
+The inference is flow-insensitive and deliberately simple. It only steers
+*static* findings (is `int(v)` a tensor conversion? is `if v > 0` data
+dependent?). The compiler never relies on it for correctness: a conversion it
+misses is caught while tracing, and `if`/`while` conditions always run as
+Python.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from carve.rewriters.names import ImportTable, dotted_name
+
+# Methods and attributes of a tensor that give Python values, not tensors.
+NON_TENSOR_METHODS = frozenset({
+    "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "data_ptr",
+    "item", "tolist", "numpy", "is_contiguous", "is_floating_point", "is_complex", "storage_offset",
+    "get_device", "type", "untyped_storage", "equal", "is_set_to", "has_names", "backward",
+    "register_hook", "dim_order", "__len__",
+})
+NON_TENSOR_ATTRIBUTES = frozenset({
+    "shape", "dtype", "device", "ndim", "requires_grad", "is_leaf", "layout", "is_cuda", "names",
+    "is_sparse", "is_quantized", "is_meta", "training", "grad_fn", "itemsize", "nbytes",
+})
+TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "grad", "data", "real", "imag"})
+# torch.* functions that do not return tensors.
+TORCH_NON_TENSOR = frozenset({
+    "torch.is_tensor", "torch.is_grad_enabled", "torch.numel", "torch.get_default_dtype",
+    "torch.is_floating_point", "torch.is_complex", "torch.device", "torch.dtype", "torch.Size",
+    "torch.manual_seed", "torch.set_grad_enabled", "torch.no_grad", "torch.enable_grad",
+    "torch.inference_mode", "torch.is_inference_mode_enabled", "torch.compile",
+    "torch.compiler.is_compiling", "torch._dynamo.is_compiling", "torch.jit.is_scripting",
+    "torch.finfo", "torch.iinfo", "torch.get_rng_state", "torch.set_rng_state", "torch.equal",
+    "torch.allclose", "torch.is_nonzero", "torch.typename", "torch.save", "torch.load",
+})
+# Method names that almost always mean a tensor reduction/computation, whatever the receiver.
+TENSOR_METHODS = frozenset({
+    "sum", "mean", "max", "min", "amax", "amin", "any", "all", "norm", "abs", "std", "var", "prod",
+    "argmax", "argmin", "softmax", "log_softmax", "relu", "sigmoid", "tanh", "exp", "log", "sqrt",
+    "matmul", "mm", "bmm", "float", "double", "half", "long", "int", "bool", "to", "clone",
+    "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze", "permute",
+    "transpose", "expand", "repeat", "cumsum", "sin", "cos", "pow", "clamp", "masked_fill",
+    "gather", "scatter", "index_select", "eq", "ne", "gt", "lt", "ge", "le", "logical_and",
+    "logical_or", "logical_not", "isnan", "isinf", "isfinite", "count_nonzero", "trace", "diag",
+    "square", "neg", "sign", "round", "floor", "ceil", "topk", "sort", "median", "mode",
+    "allclose", "dot", "outer", "nansum", "logsumexp",
+})
+TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "Tensor", "torch.FloatTensor", "torch.LongTensor"})
+
+
+class TensorInference:
+    """Names of one function that hold tensors, and a predicate for expressions."""
+
+    def __init__(self, func: cst.FunctionDef, imports: ImportTable) -> None:
+        self.imports = imports
+        self.tensor_names: set[str] = set()
+        self.non_tensor_names: set[str] = set()
+        for param in _all_params(func.params):
+            annotation = param.annotation
+            if annotation is not None and self._is_tensor_annotation(annotation.annotation):
+                self.tensor_names.add(param.name.value)
+        assignments = _AssignmentCollector()
+        func.body.visit(assignments)
+        # Iterate to a fixed point: `b = a * 2` after `a = torch.ones(3)`.
+        for _ in range(4):
+            changed = False
+            for name, value in assignments.pairs:
+                if name not in self.tensor_names and self.is_tensor(value):
+                    self.tensor_names.add(name)
+                    changed = True
+            if not changed:
+                break
+
+    def _is_tensor_annotation(self, node: cst.BaseExpression) -> bool:
+        return (self.imports.resolve(node) or "") in TENSOR_ANNOTATIONS or dotted_name(node) in TENSOR_ANNOTATIONS
+
+    def is_tensor(self, node: cst.BaseExpression) -> bool:
+        """True when `node` evaluates to a tensor as far as the source shows."""
+        if isinstance(node, cst.Name):
+            return node.value in self.tensor_names
+        if isinstance(node, cst.Attribute):
+            if node.attr.value in TENSOR_ATTRIBUTES:
+                return self.is_tensor(node.value)
+            return False
+        if isinstance(node, cst.Subscript):
+            return self.is_tensor(node.value)
+        if isinstance(node, cst.BinaryOperation):
+            return self.is_tensor(node.left) or self.is_tensor(node.right)
+        if isinstance(node, cst.UnaryOperation):
+            return not isinstance(node.operator, cst.Not) and self.is_tensor(node.expression)
+        if isinstance(node, cst.Comparison):
+            if any(isinstance(t.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for t in node.comparisons):
+                return False
+            return self.is_tensor(node.left) or any(self.is_tensor(t.comparator) for t in node.comparisons)
+        if isinstance(node, cst.BooleanOperation):
+            return self.is_tensor(node.left) or self.is_tensor(node.right)
+        if isinstance(node, cst.Call):
+            return self._call_is_tensor(node)
+        return False
+
+    def _call_is_tensor(self, node: cst.Call) -> bool:
+        func = node.func
+        qualified = self.imports.resolve(func) or ""
+        if qualified.startswith(("torch.", "carve.")) and not qualified.startswith("torch.nn.Module"):
+            if qualified in TORCH_NON_TENSOR or qualified.startswith(("torch._dynamo.", "torch.compiler.", "carve.")):
+                return False
+            if qualified.startswith("torch.nn.") and not qualified.startswith("torch.nn.functional."):
+                return False  # constructing a layer, not calling it
+            return True
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in NON_TENSOR_METHODS:
+                return False
+            if self.is_tensor(func.value):
+                return True
+            if method in TENSOR_METHODS and not isinstance(func.value, (cst.SimpleString, cst.List, cst.Dict)):
+                return True
+            # self.layer(x): calling a submodule gives a tensor.
+            if dotted_name(func) and dotted_name(func).startswith("self.") and any(
+                self.is_tensor(arg.value) for arg in node.args
+            ):
+                return True
+        return False
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    result = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            result.append(star)
+    return result
+
+
+class _AssignmentCollector(cst.CSTVisitor):
+    """(name, value) pairs of simple assignments, skipping nested functions and classes."""
+
+    def __init__(self) -> None:
+        self.pairs: list[tuple[str, cst.BaseExpression]] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self.pairs.append((target.target.value, node.value))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if isinstance(node.target, cst.Name) and node.value is not None:
+            self.pairs.append((node.target.value, node.value))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.pairs.append((node.target.value, cst.BinaryOperation(node.target, cst.Add(), node.value)))
+
+    def visit_For(self, node: cst.For) -> None:
+        # `for row in t` iterates a tensor's rows; `for i in range(n)` gives ints.
+        if isinstance(node.target, cst.Name):
+            iterator = node.iter
+            if not (isinstance(iterator, cst.Call) and dotted_name(iterator.func) in ("range", "enumerate", "zip")):
+                self.pairs.append((node.target.value, cst.Subscript(iterator, [cst.SubscriptElement(cst.Index(cst.Integer("0")))])))
