@@ -1,0 +1,117 @@
+"""`carve.RegionSet`: what the generated code of one compiled function calls.
+
+    _carve_f = carve.RegionSet("f", backend="eager")
+
+    @_carve_f.graph(3, 5)                    # lines 3-5 become a cached, compiled FX graph
+    def _f_graph_region_0_lines_3_5(x): ...
+
+    @_carve_f.entry                          # fullgraph scope, carve.disable, skip rules
+    def f(x):
+        y = _f_graph_region_0_lines_3_5(x)
+        _carve_f.graph_break(6, "CRV003")    # error under fullgraph / error_on_graph_break, else log
+        print(y)
+        return _carve_f.compiled(helper)(y)  # a callee that breaks the graph, compiled on its own
+
+The decorator path (`@carve.compile`) and the files `carve rewrite` writes
+use the same object, so both run the same way.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+
+from carve.rewriters.findings import Finding
+from carve.rewriters.rules import rule
+from carve.runtime import state
+from carve.runtime.config import CompileOptions
+from carve.runtime.errors import BreakEvent, GraphBreakError
+from carve.runtime.log import log_graph_break
+from carve.runtime.region import GraphRegion
+
+
+class RegionSet:
+    def __init__(
+        self,
+        name: str,
+        *,
+        backend="inductor",
+        fullgraph: bool = False,
+        dynamic=None,
+        options: dict | None = None,
+        mode: str | None = None,
+        recompile_limit: int = 8,
+        filename: str | None = None,
+        disable: bool = False,
+    ) -> None:
+        self.name = name
+        self.options = options_from(backend, fullgraph, dynamic, options, mode, recompile_limit)
+        self.filename = filename or sys._getframe(1).f_code.co_filename
+        self.disabled = disable
+        self.regions: list[GraphRegion] = []
+        # line -> the finding behind a graph_break checkpoint (richer messages than the rule title).
+        self.findings: dict[int, Finding] = {}
+        # Called with a BreakEvent when a trace finds a break static analysis missed.
+        self.on_break = None
+        self.eager_calls: dict[tuple[int, str], int] = {}
+
+    # -- graph regions -----------------------------------------------------------------------
+    def graph(self, first_line: int, last_line: int):
+        def make_region(fn):
+            region = GraphRegion(
+                fn, name=fn.__name__, options=self.options,
+                filename=fn.__code__.co_filename, first_line=first_line, last_line=last_line,
+            )
+            region.on_break = self._region_broke
+            self.regions.append(region)
+            return region
+
+        return make_region
+
+    def _region_broke(self, event: BreakEvent) -> None:
+        if self.on_break is not None:
+            self.on_break(event)
+
+    # -- eager statements --------------------------------------------------------------------
+    def graph_break(self, line: int, code: str) -> None:
+        """Runs just before a statement that breaks the graph."""
+        finding = self.findings.get(line)
+        message = finding.message if finding is not None else rule(code).title
+        key = (line, code)
+        self.eager_calls[key] = self.eager_calls.get(key, 0) + 1
+        if state.should_error():
+            raise GraphBreakError.from_parts(code, message, self.filename, line)
+        if self.eager_calls[key] == 1:
+            log_graph_break(BreakEvent(code, message, self.filename, line, []))
+
+    def compiled(self, fn):
+        """The carve-compiled version of a callee that breaks the graph (nested frames compile too)."""
+        from carve.api import compile_nested
+
+        return compile_nested(fn, self.options)
+
+    # -- the function itself (files written by `carve rewrite`) --------------------------------
+    def entry(self, fn):
+        options = self.options
+
+        @functools.wraps(fn)
+        def carve_entry(*args, **kwargs):
+            if options.fullgraph:
+                with state.fullgraph_scope(True):
+                    return fn(*args, **kwargs)
+            return fn(*args, **kwargs)
+
+        carve_entry.__carve_regions__ = self
+        return carve_entry
+
+
+def options_from(backend, fullgraph, dynamic, options, mode, recompile_limit) -> CompileOptions:
+    if mode is not None:
+        if not isinstance(mode, str):
+            raise TypeError(f"carve: mode must be a string, got {mode!r}")
+        if options is not None:
+            raise ValueError("carve: pass either mode or options, not both (as torch.compile)")
+        options = {"mode": mode}
+    return CompileOptions(
+        backend=backend, fullgraph=fullgraph, dynamic=dynamic, options=options, recompile_limit=recompile_limit
+    )

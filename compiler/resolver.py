@@ -1,0 +1,182 @@
+"""Resolve the calls of a function against the running program.
+
+The static analysis asks, for every call, what the callee is. Here the
+answer comes from the live objects the name is bound to (closure cells,
+globals, builtins, and the first argument for `self.layer(x)`), so aliases and
+torch's own markers are recognised by identity:
+
+    gb = torch._dynamo.graph_break      gb()            -> GRAPH_BREAK
+    helper = torch.compiler.disable(h)  helper(x)       -> DISABLED
+    def noisy(x): print(x); ...         noisy(x)        -> USER_FUNCTION with a CRV003 finding
+
+User callees are analysed from their own source (cached per code object), so
+a break three calls deep is reported at the call in the compiled function.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import sys
+import sysconfig
+import types
+
+import libcst as cst
+
+from carve.rewriters.analysis import ModuleContext, analyze_function
+from carve.rewriters.callees import CalleeInfo, CalleeKind
+from carve.runtime import compat
+from carve.runtime.compat import Marker
+
+from carve.source import SourceUnavailable, function_source
+
+IO_BUILTINS = {builtins.print, builtins.input, builtins.open, builtins.breakpoint}
+MAX_CALLEE_DEPTH = 4
+_LIBRARY_PREFIXES = tuple(
+    os.path.realpath(p) + os.sep
+    for p in {sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("purelib"),
+              sysconfig.get_paths().get("platlib"), os.path.dirname(os.__file__)}
+    if p
+)
+_CARVE_DIRS = tuple(
+    os.path.realpath(os.path.dirname(path)) + os.sep
+    for path in (__file__, sys.modules["carve.runtime"].__file__, sys.modules["carve.rewriters"].__file__)
+)
+# code object -> CalleeInfo for analysed user functions (and None while in progress).
+_callee_cache: dict[types.CodeType, CalleeInfo | None] = {}
+
+
+def is_user_code(code: types.CodeType) -> bool:
+    """Code from the user's files: not the standard library, site-packages or carve itself."""
+    filename = code.co_filename
+    if filename.startswith("<") and not filename.startswith("<ipython"):
+        return False
+    real = os.path.realpath(filename)
+    return not real.startswith(_LIBRARY_PREFIXES) and not real.startswith(_CARVE_DIRS)
+
+
+class LiveResolver:
+    def __init__(self, fn, first_arg=None, *, has_first_arg: bool = False, depth: int = 0) -> None:
+        self.fn = fn
+        self.globals = getattr(fn, "__globals__", {})
+        code = fn.__code__
+        self.closure = dict(zip(code.co_freevars, fn.__closure__ or ()))
+        self.first_param = code.co_varnames[0] if code.co_argcount else None
+        self.first_arg = first_arg
+        self.has_first_arg = has_first_arg
+        self.depth = depth
+
+    def resolve(self, call: cst.Call, dotted: str | None, qualified: str | None) -> CalleeInfo | None:
+        if not dotted:
+            return None
+        found, obj = self._lookup(dotted)
+        if not found:
+            return None
+        return classify(obj, dotted, self.depth)
+
+    def _lookup(self, dotted: str):
+        head, *rest = dotted.split(".")
+        if head in self.closure:
+            try:
+                obj = self.closure[head].cell_contents
+            except ValueError:
+                return False, None
+        elif head == self.first_param and self.has_first_arg:
+            obj = self.first_arg
+        elif head in self.globals:
+            obj = self.globals[head]
+        elif hasattr(builtins, head) and head not in self.fn.__code__.co_varnames:
+            obj = getattr(builtins, head)
+        else:
+            return False, None
+        for attribute in rest:
+            try:
+                obj = inspect_getattr(obj, attribute)
+            except AttributeError:
+                return False, None
+        return True, obj
+
+
+def inspect_getattr(obj, attribute: str):
+    """getattr without running properties of user objects (a property could have side effects)."""
+    import inspect
+
+    static = inspect.getattr_static(obj, attribute)
+    if isinstance(static, property):
+        raise AttributeError(attribute)
+    return getattr(obj, attribute)
+
+
+def classify(obj, name: str, depth: int = 0) -> CalleeInfo | None:
+    """What calling `obj` means for the graph."""
+    from carve.api import CompiledFunction, CompiledModule
+
+    try:
+        if obj in IO_BUILTINS:
+            return CalleeInfo(CalleeKind.IO, name)
+    except TypeError:
+        pass  # unhashable
+    marker = compat.classify_callable(obj)
+    simple = {
+        Marker.GRAPH_BREAK: CalleeKind.GRAPH_BREAK,
+        Marker.SKIP_FRAME: CalleeKind.SKIP_FRAME,
+        Marker.DISABLED: CalleeKind.DISABLED,
+        Marker.DISABLED_NONRECURSIVE: CalleeKind.DISABLED,
+        Marker.DISALLOWED: CalleeKind.DISALLOWED,
+        Marker.NONSTRICT_TRACE: CalleeKind.TRACEABLE,
+        Marker.ALLOW_IN_GRAPH: CalleeKind.TRACEABLE,
+        Marker.CUSTOM_OP: CalleeKind.TRACEABLE,
+        Marker.IS_COMPILING: CalleeKind.TRACEABLE,
+    }
+    if marker in simple:
+        return CalleeInfo(simple[marker], name)
+    if isinstance(obj, CompiledModule):
+        obj = obj._orig_mod
+    if isinstance(obj, CompiledFunction):
+        function = obj.fn
+    elif _is_module(obj):
+        function = getattr(type(obj).forward, "__func__", type(obj).forward)
+    elif isinstance(obj, types.MethodType):
+        function = obj.__func__
+    elif isinstance(obj, types.FunctionType):
+        function = obj
+    else:
+        return None
+    if not isinstance(function, types.FunctionType) or not is_user_code(function.__code__):
+        return None
+    if function.__name__ == "<lambda>":
+        return CalleeInfo(CalleeKind.USER_FUNCTION, name)
+    return _analyse_user_function(function, name, depth)
+
+
+def _is_module(obj) -> bool:
+    torch_nn = sys.modules.get("torch.nn")
+    return torch_nn is not None and isinstance(obj, torch_nn.Module)
+
+
+def _analyse_user_function(function: types.FunctionType, name: str, depth: int) -> CalleeInfo:
+    code = function.__code__
+    if code in _callee_cache:
+        cached = _callee_cache[code]
+        return cached if cached is not None else CalleeInfo(CalleeKind.USER_FUNCTION, name)
+    if depth >= MAX_CALLEE_DEPTH:
+        return CalleeInfo(CalleeKind.USER_FUNCTION, name)
+    _callee_cache[code] = None  # recursion guard
+    try:
+        source = function_source(function)
+    except SourceUnavailable:
+        info = CalleeInfo(CalleeKind.USER_FUNCTION, name)
+    else:
+        context = ModuleContext(source.module, source.filename, source.first_line - 1)
+        resolver = LiveResolver(function, depth=depth + 1)
+        analysis = analyze_function(source.node, context, resolver)
+        findings = list(analysis.breaks)
+        if analysis.whole_function is not None and analysis.whole_function not in findings:
+            findings.insert(0, analysis.whole_function)
+        info = CalleeInfo(CalleeKind.USER_FUNCTION, name, tuple(findings), source.filename)
+    _callee_cache[code] = info
+    return info
+
+
+def forget_callee(code: types.CodeType) -> None:
+    _callee_cache.pop(code, None)

@@ -1,0 +1,140 @@
+"""Emit the outlined code as one module text, for both faces of carve.
+
+`carve rewrite` writes the whole file back with each compiled function
+replaced by its outlined form (everything else byte for byte):
+
+    import carve                            import carve
+
+    @carve.compile(backend="eager")   ->    _carve_f = carve.RegionSet("f", backend="eager")
+    def f(x):                               @_carve_f.graph(3, 3)
+        ...                                 def _f_graph_region_0_lines_3_3(x): ...
+                                            @_carve_f.entry
+                                            def f(x): ...
+
+`@carve.compile` compiles the same text for one function, wrapped in a
+factory so that the regions close over the function's closure cells:
+
+    def __carve_factory__(_carve_f, <free variables of f>):
+        <region functions>
+        <rewritten f>
+        return f
+
+`LineTable` then points every line of the generated code at the user's
+original line, so tracebacks and debuggers show the user's file.
+"""
+
+from __future__ import annotations
+
+import ast
+import linecache
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.helpers import parse_template_statement
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from carve.rewriters.outline import OutlinedFunction
+
+FACTORY_NAME = "__carve_factory__"
+
+
+@dataclass
+class GeneratedCode:
+    text: str
+    # generated line -> (original line, column shift for verbatim lines or None for glue)
+    line_map: dict[int, tuple[int, int | None]] = field(default_factory=dict)
+
+
+def factory_module(
+    outlined: OutlinedFunction, freevars: list[str], func_name: str, def_line: int, filename: str
+) -> GeneratedCode:
+    """The decorator-path module: one factory function returning the rewritten function."""
+    # Decorators already wrap the carve.compile object; annotations would be evaluated again
+    # without the user module's `from __future__ import annotations`.
+    function = outlined.function.with_changes(decorators=(), leading_lines=(), returns=None)
+    function = function.with_changes(params=function.params.visit(_StripAnnotations()))
+    outlined.origins[id(function)] = (function, outlined.origins[id(outlined.function)][1])
+    params = [outlined.regions_var, *freevars]
+    ret = parse_template_statement("return {name}", name=cst.Name(func_name))
+    factory = cst.FunctionDef(
+        name=cst.Name(FACTORY_NAME),
+        params=cst.Parameters(params=[cst.Param(cst.Name(p)) for p in params]),
+        body=cst.IndentedBlock(body=[*outlined.region_defs, function, ret]),
+    )
+    module = cst.Module(body=[factory])
+    line_map = _line_map(module, outlined, def_line, filename)
+    return GeneratedCode(module.code, line_map)
+
+
+def _line_map(
+    module: cst.Module, outlined: OutlinedFunction, default_line: int, filename: str
+) -> dict[int, tuple[int, int | None]]:
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    generated_lines = module.code.splitlines()
+    entries = []
+    for node, origin in outlined.origins.values():
+        position = positions.get(node)
+        if position is None:
+            continue
+        span = position.end.line - position.start.line
+        # Glue first (widest first), then verbatim statements on top of it.
+        entries.append((origin.verbatim, -span, position, origin))
+    entries.sort(key=lambda e: (e[0], e[1]))
+    mapped: dict[int, tuple[int, int | None]] = {}
+    for verbatim, _, position, origin in entries:
+        for line in range(position.start.line, position.end.line + 1):
+            if verbatim:
+                original = origin.first_line + (line - position.start.line)
+                shift = None
+                if line - 1 < len(generated_lines):
+                    shift = _indent(linecache.getline(filename, original)) - _indent(generated_lines[line - 1])
+                mapped[line] = (original, shift)
+            else:
+                mapped[line] = (origin.first_line, None)
+    result: dict[int, tuple[int, int | None]] = {}
+    previous = (default_line, None)
+    for line in range(1, len(generated_lines) + 2):
+        previous = mapped.get(line, (previous[0], None))
+        result[line] = previous
+    return result
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
+class _StripAnnotations(cst.CSTTransformer):
+    def leave_Param(self, original: cst.Param, updated: cst.Param) -> cst.Param:
+        return updated.with_changes(annotation=None)
+
+
+class LineTable:
+    """Compile generated text so its code objects carry the user's file name and lines."""
+
+    def __init__(self, generated: GeneratedCode, filename: str) -> None:
+        self.generated = generated
+        self.filename = filename
+
+    def compile(self):
+        tree = ast.parse(self.generated.text, filename=self.filename)
+        line_map = self.generated.line_map
+        for node in ast.walk(tree):
+            if not hasattr(node, "lineno") or node.lineno is None:
+                continue
+            start, start_shift = line_map.get(node.lineno, (node.lineno, None))
+            end_lineno = getattr(node, "end_lineno", None) or node.lineno
+            end, end_shift = line_map.get(end_lineno, (start, None))
+            original_text = linecache.getline(self.filename, start)
+            if start_shift is not None and end_shift is not None and end >= start:
+                node.lineno, node.end_lineno = start, end
+                node.col_offset = max(0, node.col_offset + start_shift)
+                node.end_col_offset = max(0, (node.end_col_offset or 0) + end_shift)
+                if end == start and node.end_col_offset < node.col_offset:
+                    node.end_col_offset = node.col_offset
+            else:
+                # Glue code: the whole original line.
+                stripped = original_text.rstrip("\n")
+                node.lineno = node.end_lineno = start
+                node.col_offset = _indent(stripped)
+                node.end_col_offset = max(node.col_offset, len(stripped))
+        return compile(tree, self.filename, "exec")

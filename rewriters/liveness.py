@@ -1,0 +1,255 @@
+"""Which names flow into and out of a graph region (the loop-lifting liveness of Numba).
+
+    def f(x, n):
+        y = x * 2               region [y = x * 2; z = y + n]:
+        z = y + n                   inputs  (x, n)   read before written, local to f
+        w = z.sum()                 outputs (z,)     written, and read elsewhere in f
+        return w
+
+Inputs are the local names a region reads before it writes them (globals and
+builtins are read through the region function's own globals). Outputs are the
+names it writes that the rest of the function reads, plus, for a region inside
+a loop, the names it both reads and writes (the next iteration reads them).
+Reads inside nested functions and lambdas count, so closures see their values.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def local_names(func: cst.FunctionDef, global_names: set[str]) -> set[str]:
+    """Names bound in `func` (parameters included), minus the global/nonlocal ones."""
+    params = func.params
+    names = {
+        p.name.value
+        for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+    }
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
+    collector = _BindingCollector()
+    func.body.visit(collector)
+    return (names | collector.names) - global_names
+
+
+def region_inputs(statements: list[cst.CSTNode], locals_: set[str]) -> list[str]:
+    """Local names read by `statements` before they are written there, in first-use order."""
+    written: set[str] = set()
+    inputs: list[str] = []
+    for statement in statements:
+        reads, writes = reads_and_writes(statement)
+        for name in reads:
+            if name in locals_ and name not in written and name not in inputs:
+                inputs.append(name)
+        written |= writes
+    return inputs
+
+
+def region_outputs(
+    statements: list[cst.CSTNode], read_elsewhere: set[str], locals_: set[str], inputs: list[str], in_loop: bool
+) -> list[str]:
+    written: list[str] = []
+    for statement in statements:
+        _, writes = reads_and_writes(statement)
+        for name in sorted(writes):
+            if name not in written:
+                written.append(name)
+    return [
+        name for name in written
+        if name in locals_ and (name in read_elsewhere or (in_loop and name in inputs))
+    ]
+
+
+def reads_and_writes(node: cst.CSTNode) -> tuple[list[str], set[str]]:
+    """Names loaded (in order, reads of a statement before its writes) and names stored by `node`."""
+    collector = _NameUses()
+    node.visit(collector)
+    return collector.reads, collector.writes
+
+
+def names_read(nodes: list[cst.CSTNode]) -> set[str]:
+    result: set[str] = set()
+    for node in nodes:
+        result.update(reads_and_writes(node)[0])
+    return result
+
+
+class _BindingCollector(cst.CSTVisitor):
+    """Every name bound in a function body (not inside nested functions or classes)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.names.add(node.name.value)
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.names.add(node.name.value)
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def _comprehension(self, node) -> bool:
+        # Comprehension targets are local to the comprehension; walrus targets inside are not.
+        walrus = _WalrusTargets()
+        node.visit(walrus)
+        self.names |= walrus.names
+        return False
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.names |= _target_names(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.names |= _target_names(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.names |= _target_names(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self.names |= _target_names(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self.names |= _target_names(node.asname.name)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None and isinstance(node.name.name, cst.Name):
+            self.names.add(node.name.name.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self.names |= _target_names(node.target)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is not None:
+            self.names |= _target_names(node.asname.name)
+        else:
+            self.names.add((node.evaluated_name).split(".")[0])
+
+
+class _WalrusTargets(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self.names |= _target_names(node.target)
+
+
+def _target_names(target: cst.CSTNode) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names: set[str] = set()
+        for element in target.elements:
+            names |= _target_names(element.value)
+        return names
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return set()
+
+
+class _NameUses(cst.CSTVisitor):
+    """Loads in evaluation order (right-hand side before targets) and stores of plain names."""
+
+    def __init__(self) -> None:
+        self.reads: list[str] = []
+        self.writes: set[str] = set()
+        self._bound_inside: list[set[str]] = []
+
+    def _read(self, name: str) -> None:
+        if any(name in scope for scope in self._bound_inside):
+            return
+        if name not in self.writes and name not in self.reads:
+            self.reads.append(name)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._read(node.value)
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        node.value.visit(self)
+        for target in node.targets:
+            self._store(target.target)
+        return False
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> bool:
+        node.value.visit(self)
+        if isinstance(node.target, cst.Name):
+            self._read(node.target.value)
+        self._store(node.target)
+        return False
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
+        if node.value is not None:
+            node.value.visit(self)
+        self._store(node.target)
+        return False
+
+    def visit_For(self, node: cst.For) -> bool:
+        node.iter.visit(self)
+        self._store(node.target)
+        node.body.visit(self)
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        return False
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> bool:
+        node.value.visit(self)
+        self._store(node.target)
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)  # `.attr` is not a name read
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)  # the keyword of `f(k=v)` is not a name read
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        params = {p.name.value for p in node.params.params}
+        self._bound_inside.append(params)
+        node.body.visit(self)
+        self._bound_inside.pop()
+        return False
+
+    def _comprehension(self, node) -> bool:
+        bound: set[str] = set()
+        generator = node.for_in
+        # The first iterable is evaluated in the enclosing scope.
+        generator.iter.visit(self)
+        while generator is not None:
+            bound |= _target_names(generator.target)
+            generator = generator.inner_for_in
+        self._bound_inside.append(bound)
+        generator = node.for_in
+        first = True
+        while generator is not None:
+            if not first:
+                generator.iter.visit(self)
+            for condition in generator.ifs:
+                condition.visit(self)
+            generator = generator.inner_for_in
+            first = False
+        for part in ("elt", "key", "value"):
+            child = getattr(node, part, None)
+            if child is not None:
+                child.visit(self)
+        self._bound_inside.pop()
+        return False
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+
+    def _store(self, target: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            self.writes.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._store(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._store(target.value)
+        else:
+            target.visit(self)  # `a[i] = ...` / `a.b = ...` read `a` and `i`

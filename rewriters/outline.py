@@ -1,0 +1,321 @@
+"""Outline graph regions into functions and rewrite the function to call them.
+
+    def f(x, xs):                               @_carve_f.graph(2, 3)
+        y = x * 2                               def _f_graph_region_0_lines_2_3(x):
+        z = y + 1                                   y = x * 2
+        print(z)                                    z = y + 1
+        return z - 1                                return z
+
+                                                @_carve_f.graph(5, 5)
+                                                def _f_graph_region_1_lines_5_5(z):
+                                                    return z - 1
+
+                                                def f(x, xs):
+                                                    z = _f_graph_region_0_lines_2_3(x)
+                                                    # carve: eager, CRV003 I/O or logging: print() performs I/O
+                                                    _carve_f.graph_break(4, "CRV003")
+                                                    print(z)
+                                                    return _f_graph_region_1_lines_5_5(z)
+
+`_carve_f` is the function's `carve.RegionSet`: `.graph(first, last)` makes
+a region a compiled graph, `.graph_break(line, code)` raises under fullgraph /
+error_on_graph_break and reports the break, `.compiled(g)` compiles a callee
+that breaks the graph on its own (as torch.compile compiles nested frames).
+
+Every emitted statement is recorded in `origins` with the original lines it
+stands for, so the compiled code's line table points into the user's file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.helpers import parse_template_expression, parse_template_statement
+
+from carve.rewriters.analysis import FunctionAnalysis, ModuleContext
+from carve.rewriters.findings import Finding
+from carve.rewriters.liveness import local_names, reads_and_writes, region_inputs, region_outputs
+from carve.rewriters.partition import Compound, EagerStatement, GraphRun, Item, child_blocks, partition_block
+from carve.rewriters.rules import rule
+
+
+@dataclass
+class RegionInfo:
+    name: str
+    first_line: int
+    last_line: int
+    inputs: list[str]
+    outputs: list[str]
+
+
+@dataclass
+class EagerInfo:
+    line: int
+    findings: list[Finding]
+
+
+@dataclass(frozen=True)
+class Origin:
+    first_line: int
+    last_line: int
+    # True: the node is the user's statement verbatim, line for line; False: generated glue.
+    verbatim: bool
+
+
+@dataclass
+class OutlinedFunction:
+    function: cst.FunctionDef
+    region_defs: list[cst.FunctionDef]
+    regions: list[RegionInfo]
+    eager: list[EagerInfo]
+    regions_var: str
+    origins: dict[int, tuple[cst.CSTNode, Origin]] = field(default_factory=dict)
+
+
+def outline_function(
+    func: cst.FunctionDef,
+    analysis: FunctionAnalysis,
+    module: ModuleContext,
+    *,
+    regions_var: str,
+    region_prefix: str,
+) -> OutlinedFunction:
+    return _Outliner(func, analysis, module, regions_var, region_prefix).run()
+
+
+class _Outliner:
+    def __init__(self, func, analysis, module, regions_var, region_prefix) -> None:
+        self.func = func
+        self.analysis = analysis
+        self.module = module
+        self.regions_var = regions_var
+        self.region_prefix = region_prefix
+        self.locals = local_names(func, analysis.global_names)
+        self.units = list(_units(func.body))
+        self.result = OutlinedFunction(func, [], [], [], regions_var)
+
+    def run(self) -> OutlinedFunction:
+        if self.analysis.whole_function is not None:
+            items: list[Item] = [EagerStatement(s, self.analysis.findings_of(s)) for s in _statements(self.func.body)]
+            whole = self.analysis.whole_function
+            self.result.eager.append(EagerInfo(whole.line, [whole]))
+        else:
+            items = partition_block(self.func.body, self.analysis)
+        body = self._block(items, in_loop=False)
+        new_func = self.func.with_changes(body=self.func.body.with_changes(body=body) if isinstance(self.func.body, cst.IndentedBlock) else cst.IndentedBlock(body=body))
+        self.result.function = new_func
+        first, last = self.module.line_range(self.func)
+        self._origin(new_func, first, last, verbatim=False)
+        return self.result
+
+    # -- bookkeeping -----------------------------------------------------------------------
+    def _origin(self, node: cst.CSTNode, first: int, last: int, verbatim: bool) -> cst.CSTNode:
+        self.result.origins[id(node)] = (node, Origin(first, last, verbatim))
+        return node
+
+    def _lines(self, node: cst.CSTNode) -> tuple[int, int]:
+        return self.module.line_range(node)
+
+    # -- blocks ----------------------------------------------------------------------------
+    def _block(self, items: list[Item], in_loop: bool) -> list[cst.BaseStatement]:
+        out: list[cst.BaseStatement] = []
+        for item in items:
+            if isinstance(item, GraphRun):
+                out.append(self._graph_run(item, in_loop))
+            elif isinstance(item, EagerStatement):
+                out.extend(self._eager(item))
+            else:
+                out.extend(self._compound(item, in_loop))
+        return out or [cst.SimpleStatementLine([cst.Pass()])]
+
+    def _graph_run(self, run: GraphRun, in_loop: bool) -> cst.BaseStatement:
+        first = self._lines(run.statements[0])[0]
+        last = self._lines(run.statements[-1])[1]
+        index = len(self.result.regions)
+        name = f"_{self.region_prefix}_graph_region_{index}_lines_{first}_{last}"
+        inputs = region_inputs(run.statements, self.locals)
+        run_ids = {id(u) for s in run.statements for u in _units_of_statement(s)}
+        read_elsewhere: set[str] = set()
+        for unit in self.units:
+            if id(unit) not in run_ids:
+                read_elsewhere.update(reads_and_writes(unit)[0])
+        outputs = [] if run.ends_with_return else region_outputs(run.statements, read_elsewhere, self.locals, inputs, in_loop)
+        self.result.regions.append(RegionInfo(name, first, last, inputs, outputs))
+
+        # The region function: the user's statements verbatim, then the outputs.
+        leading = run.statements[0].leading_lines
+        body = [run.statements[0].with_changes(leading_lines=())] + list(run.statements[1:])
+        for original, emitted in zip(run.statements, body):
+            self._origin(emitted, *self._lines(original), verbatim=True)
+        if not run.ends_with_return and outputs:
+            ret = cst.parse_statement(f"return {', '.join(outputs)}")
+            body.append(self._origin(ret, last, last, verbatim=False))
+        region_def = cst.FunctionDef(
+            name=cst.Name(name),
+            params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in inputs]),
+            body=cst.IndentedBlock(body=body),
+            decorators=[cst.Decorator(parse_template_expression(
+                "{var}.graph({first}, {last})", var=cst.Name(self.regions_var),
+                first=cst.Integer(str(first)), last=cst.Integer(str(last))))],
+            leading_lines=[cst.EmptyLine(indent=False)],
+        )
+        self._origin(region_def, first, last, verbatim=False)
+        self.result.region_defs.append(region_def)
+
+        # The call site, which keeps the user's comments that stood before the run.
+        call = parse_template_expression(
+            "{name}(" + ", ".join("{a%d}" % i for i in range(len(inputs))) + ")",
+            name=cst.Name(name), **{f"a{i}": cst.Name(n) for i, n in enumerate(inputs)},
+        )
+        if run.ends_with_return:
+            statement = parse_template_statement("return {call}", call=call)
+        elif not outputs:
+            statement = parse_template_statement("{call}", call=call)
+        else:
+            statement = parse_template_statement(f"{', '.join(outputs)} = {{call}}", call=call)
+        statement = statement.with_changes(leading_lines=leading)
+        return self._origin(statement, first, last, verbatim=False)
+
+    def _eager(self, item: EagerStatement) -> list[cst.BaseStatement]:
+        statement = item.statement
+        first, last = self._lines(statement)
+        converted = self._convert_calls(statement)
+        emitted: list[cst.BaseStatement] = []
+        if item.findings:
+            self.result.eager.append(EagerInfo(first, item.findings))
+            breaks = item.breaks
+            shown = breaks[0] if breaks else item.findings[0]
+            if breaks:
+                checkpoint = self._checkpoint(shown, first).with_changes(
+                    leading_lines=[*statement.leading_lines, self._comment(shown)])
+                emitted.append(self._origin(checkpoint, shown.line or first, shown.line or first, verbatim=False))
+                converted = converted.with_changes(leading_lines=())
+            else:
+                converted = converted.with_changes(leading_lines=[*statement.leading_lines, self._comment(shown)])
+        emitted.append(self._origin(converted, first, last, verbatim=_same_line_count(statement, converted)))
+        return emitted
+
+    def _comment(self, finding: Finding) -> cst.EmptyLine:
+        text = f"# carve: eager, {finding.code} {rule(finding.code).title}: {_one_line(finding.message)}"
+        return cst.EmptyLine(comment=cst.Comment(text))
+
+    def _checkpoint(self, finding: Finding, line: int) -> cst.BaseStatement:
+        return parse_template_statement(
+            "{var}.graph_break({line}, {code})", var=cst.Name(self.regions_var),
+            line=cst.Integer(str(finding.line or line)), code=cst.SimpleString(f'"{finding.code}"'),
+        )
+
+    def _compound(self, item: Compound, in_loop: bool) -> list[cst.BaseStatement]:
+        statement = item.statement
+        first, last = self._lines(statement)
+        loop = isinstance(statement, (cst.For, cst.While))
+        new_blocks = [self._block(block, in_loop or loop) for block in item.blocks]
+        replaced = _replace_blocks(statement, child_blocks(statement), new_blocks)
+        replaced = self._convert_calls(replaced, headers_only=True)
+        emitted: list[cst.BaseStatement] = []
+        if item.header_breaks:
+            self.result.eager.append(EagerInfo(first, item.header_findings))
+            finding = item.header_breaks[0]
+            checkpoint = self._checkpoint(finding, first).with_changes(
+                leading_lines=[*statement.leading_lines, self._comment(finding)])
+            emitted.append(self._origin(checkpoint, first, first, verbatim=False))
+            replaced = replaced.with_changes(leading_lines=())
+        # Glue: lines of the compound not covered by its (recorded) inner statements map to its header.
+        emitted.append(self._origin(replaced, first, last, verbatim=False))
+        return emitted
+
+    def _convert_calls(self, node: cst.CSTNode, headers_only: bool = False) -> cst.CSTNode:
+        calls = self.analysis.user_calls
+        if not calls:
+            return node
+        converter = _CallConverter(calls, self.regions_var, headers_only)
+        return node.visit(converter)
+
+
+class _CallConverter(cst.CSTTransformer):
+    """`helper(x)` -> `_carve_f.compiled(helper)(x)` for calls to user functions in eager code."""
+
+    def __init__(self, calls: dict, regions_var: str, headers_only: bool) -> None:
+        self.calls = calls
+        self.regions_var = regions_var
+        self.headers_only = headers_only
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
+        return not self.headers_only  # compound bodies were converted statement by statement
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        if id(original) not in self.calls:
+            return updated
+        compiled = parse_template_expression("{var}.compiled({fn})", var=cst.Name(self.regions_var), fn=updated.func)
+        return updated.with_changes(func=compiled)
+
+
+class _BlockReplacer(cst.CSTTransformer):
+    def __init__(self, replacements: dict[int, list[cst.BaseStatement]]) -> None:
+        self.replacements = replacements
+
+    def _replace(self, original, updated):
+        new_body = self.replacements.get(id(original))
+        if new_body is None:
+            return updated
+        if isinstance(original, cst.IndentedBlock):
+            return updated.with_changes(body=new_body)
+        return cst.IndentedBlock(body=new_body)
+
+    def leave_IndentedBlock(self, original, updated):
+        return self._replace(original, updated)
+
+    def leave_SimpleStatementSuite(self, original, updated):
+        return self._replace(original, updated)
+
+
+def _replace_blocks(statement, originals, new_bodies):
+    replacements = {id(block): body for block, body in zip(originals, new_bodies)}
+    return statement.visit(_BlockReplacer(replacements))
+
+
+def _statements(block: cst.BaseSuite) -> list[cst.BaseStatement]:
+    return list(block.body) if isinstance(block, cst.IndentedBlock) else [block]
+
+
+def _units(block: cst.BaseSuite):
+    """Leaf statements and compound headers of a block: the places names are read."""
+    for statement in _statements(block):
+        yield from _units_of_statement(statement)
+
+
+def _units_of_statement(statement: cst.CSTNode):
+    if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.FunctionDef, cst.ClassDef)):
+        yield statement
+        return
+    for attribute in ("test", "iter", "subject"):
+        value = getattr(statement, attribute, None)
+        if isinstance(value, cst.CSTNode):
+            yield value
+    for item in getattr(statement, "items", ()) or ():
+        yield item
+    for handler in getattr(statement, "handlers", ()) or ():
+        if handler.type is not None:
+            yield handler.type
+    orelse = getattr(statement, "orelse", None)
+    if isinstance(statement, cst.If) and isinstance(orelse, cst.If):
+        yield orelse.test
+    for child in child_blocks(statement):
+        yield from _units(child)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _same_line_count(a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """Converting calls keeps a statement's line structure, so its lines still map one to one."""
+    render = cst.Module(body=[]).code_for_node
+    return render(a.with_changes(leading_lines=())).count("\n") == render(b.with_changes(leading_lines=())).count("\n")

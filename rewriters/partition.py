@@ -1,0 +1,176 @@
+"""Cut a function body into graph regions and eager statements.
+
+    def f(x, xs):                      partition of the body:
+        y = x * 2                      GraphRun [y = x * 2, z = y + 1]
+        z = y + 1
+        print(z)                       EagerStatement (CRV003)
+        for i in range(n):             Compound(for) with its body partitioned again:
+            z = z * 3                      GraphRun [z = z * 3]
+            xs.append(z)                   EagerStatement (CRV019)
+        return z - 1                   GraphRun [return z - 1]
+
+A graph run is a maximal run of statements that a trace captures whole:
+simple statements without findings (assignments to local names, expression
+calls, a final `return`) and `if`/short `for` statements whose every nested
+statement is such a statement. Everything else stays Python: statements with
+findings run eagerly, and compound statements that hold a finding (or are
+`while`/`try`/`with`) keep their control flow in Python with their bodies
+partitioned again, so the tensor work inside a loop or a try body is still
+compiled. Control flow (`return`/`break`/`continue`) therefore never crosses a
+region boundary: regions are straight-line code, and a `return` can only end
+one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from carve.rewriters.analysis import FunctionAnalysis
+from carve.rewriters.findings import Finding
+from carve.rewriters.names import dotted_name
+from carve.rewriters.rules import rule
+
+# `for` loops over range() are unrolled into the graph only up to this many iterations.
+MAX_UNROLLED_ITERATIONS = 32
+GRAPH_SMALL_STATEMENTS = (cst.Assign, cst.AugAssign, cst.Expr, cst.Pass)
+
+
+@dataclass
+class GraphRun:
+    statements: list[cst.BaseStatement]
+
+    @property
+    def ends_with_return(self) -> bool:
+        last = self.statements[-1]
+        return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
+
+
+@dataclass
+class EagerStatement:
+    statement: cst.BaseStatement
+    findings: list[Finding]
+
+    @property
+    def breaks(self) -> list[Finding]:
+        return [f for f in self.findings if rule(f.code).lint_default]
+
+
+@dataclass
+class Compound:
+    """A compound statement kept as Python control flow; `blocks[i]` partitions its i-th body."""
+
+    statement: cst.BaseCompoundStatement
+    header_findings: list[Finding]
+    blocks: list[list["Item"]] = field(default_factory=list)
+
+    @property
+    def header_breaks(self) -> list[Finding]:
+        return [f for f in self.header_findings if rule(f.code).lint_default and f.code not in ("CRV006", "CRV007", "CRV008")]
+
+
+Item = GraphRun | EagerStatement | Compound
+
+
+def partition_block(block: cst.BaseSuite, analysis: FunctionAnalysis) -> list[Item]:
+    items: list[Item] = []
+    run: list[cst.BaseStatement] = []
+
+    def flush() -> None:
+        if run:
+            items.append(GraphRun(list(run)))
+            run.clear()
+
+    for statement in _statements(block):
+        if _graph_statement(statement, analysis, loop_depth=0):
+            run.append(statement)
+            if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[-1], cst.Return):
+                flush()
+        elif isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) or isinstance(
+            statement, (cst.FunctionDef, cst.ClassDef)
+        ):
+            flush()
+            items.append(EagerStatement(statement, analysis.findings_of(statement)))
+        else:
+            flush()
+            compound = Compound(statement, analysis.findings_of(statement))
+            compound.blocks = [partition_block(child, analysis) for child in child_blocks(statement)]
+            items.append(compound)
+    flush()
+    return items
+
+
+def _statements(block: cst.BaseSuite) -> list[cst.BaseStatement]:
+    return list(block.body) if isinstance(block, cst.IndentedBlock) else [block]
+
+
+def _graph_statement(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_depth: int) -> bool:
+    if analysis.findings_of(statement):
+        return False
+    if isinstance(statement, cst.SimpleStatementLine):
+        return all(_graph_small(small, loop_depth) for small in statement.body)
+    if isinstance(statement, cst.If):
+        return all(
+            _graph_statement(s, analysis, loop_depth) for child in child_blocks(statement) for s in _statements(child)
+        )
+    if isinstance(statement, cst.For) and statement.orelse is None and _short_loop(statement):
+        return all(_graph_statement(s, analysis, loop_depth + 1) for s in _statements(statement.body))
+    return False
+
+
+def _graph_small(small: cst.BaseSmallStatement, loop_depth: int) -> bool:
+    if isinstance(small, cst.Expr):
+        # Docstrings and bare names are harmless; a bare call is kept in the graph.
+        return not isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+    if isinstance(small, (cst.Assign, cst.AugAssign)):
+        return _assigns_names_only(small)
+    if isinstance(small, cst.AnnAssign):
+        return small.value is not None and isinstance(small.target, cst.Name)
+    if isinstance(small, cst.Return):
+        return loop_depth == 0 and small.value is not None
+    if isinstance(small, (cst.Break, cst.Continue)):
+        return loop_depth > 0  # only inside a loop that is itself in the graph
+    return isinstance(small, cst.Pass)
+
+
+def _assigns_names_only(small: cst.Assign | cst.AugAssign) -> bool:
+    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+    return all(_name_target(t) for t in targets)
+
+
+def _name_target(target: cst.BaseExpression) -> bool:
+    if isinstance(target, cst.Name):
+        return True
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return all(_name_target(e.value) for e in target.elements)
+    if isinstance(target, cst.StarredElement):
+        return _name_target(target.value)
+    return False
+
+
+def _short_loop(statement: cst.For) -> bool:
+    """`for i in range(<small literal>)`: unrolled in the trace; any other loop stays Python."""
+    iterator = statement.iter
+    if not (isinstance(iterator, cst.Call) and dotted_name(iterator.func) == "range"):
+        return False
+    bounds = []
+    for arg in iterator.args:
+        value = arg.value
+        if isinstance(value, cst.Integer):
+            bounds.append(int(value.value))
+        elif isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) and isinstance(value.expression, cst.Integer):
+            bounds.append(-int(value.expression.value))
+        else:
+            return False
+    if not bounds:
+        return False
+    count = len(range(*bounds))
+    return count <= MAX_UNROLLED_ITERATIONS
+
+
+def child_blocks(statement: cst.CSTNode) -> list[cst.BaseSuite]:
+    """The blocks of a compound statement in source order (if/elif/else, try/except/else/finally...)."""
+    from carve.rewriters.analysis import _child_blocks
+
+    return _child_blocks(statement)
