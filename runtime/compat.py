@@ -1,0 +1,299 @@
+"""Everything carve knows about torch's internals, in one place.
+
+carve is its own frontend, but it must agree with torch.compile on markers
+written for torch (`torch._dynamo.graph_break`, `torch.compiler.disable`,
+`allow_in_graph`, ...), find backends by name the way torch.compile does, and
+make `torch.compiler.is_compiling()` answer True while it traces. Those need
+private torch APIs (`torch._dynamo.trace_rules` registries, the
+`_torchdynamo_disable` attributes set by `DisableContext`, the
+`torch.compiler._is_compiling_flag` global...). They change between torch
+releases, so they live only here; this file is what to fix on a torch upgrade
+(written against torch 2.13).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import warnings
+from contextlib import contextmanager
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
+
+import torch
+import torch._dynamo  # noqa: F401  (backends, markers and registries live here)
+import torch.compiler
+from torch._dynamo import eval_frame as _eval_frame
+from torch._dynamo import trace_rules as _trace_rules
+from torch._dynamo import decorators as _decorators
+
+from . import markers
+
+
+# ---- backends --------------------------------------------------------------------------------
+
+def lookup_backend(backend: Any) -> Callable[..., Any]:
+    """The backend callable `(gm, example_inputs) -> callable` for a name or a callable."""
+    if callable(backend):
+        return backend
+    if not isinstance(backend, str):
+        raise TypeError(f"carve: backend must be a name or a callable, got {type(backend).__name__}")
+    try:
+        return torch._dynamo.lookup_backend(backend)
+    except Exception:
+        known = sorted(set(torch._dynamo.list_backends()) | {"eager", "aot_eager"})
+        raise ValueError(f"carve: unknown backend {backend!r}; available: {', '.join(known)}") from None
+
+
+def compile_with_backend(backend: Any, gm: torch.fx.GraphModule, example_inputs: list,
+                         options: Optional[dict]) -> Callable[..., Any]:
+    """Compile `gm` like torch.compile does, passing `options` to Inductor as its config patches.
+
+    For other named backends `options` are ignored (torch.compile only forwards them to
+    Inductor-like backends too); a callable backend receives just (gm, example_inputs).
+    """
+    fn = lookup_backend(backend)
+    if options and backend == "inductor":
+        from torch._inductor import config as inductor_config
+        with inductor_config.patch(options):
+            return fn(gm, example_inputs)
+    return fn(gm, example_inputs)
+
+
+# ---- is_compiling ----------------------------------------------------------------------------
+
+def torch_compiling_flag() -> bool:
+    return bool(torch.compiler._is_compiling_flag)
+
+
+def set_torch_compiling_flag(value: bool) -> bool:
+    """Set what torch.compiler.is_compiling() answers; returns the previous value."""
+    old = torch.compiler._is_compiling_flag
+    torch.compiler._is_compiling_flag = value
+    return old
+
+
+@contextmanager
+def torch_compiling(value: bool = True) -> Iterator[None]:
+    old = set_torch_compiling_flag(value)
+    try:
+        yield
+    finally:
+        set_torch_compiling_flag(old)
+
+
+def torch_error_on_graph_break() -> bool:
+    """torch._dynamo.error_on_graph_break's current setting (a global in torch)."""
+    try:
+        return bool(_eval_frame._get_error_on_graph_break())
+    except Exception:  # pragma: no cover - older/newer torch
+        return False
+
+
+# ---- markers ---------------------------------------------------------------------------------
+
+class Marker(enum.Enum):
+    NONE = "none"
+    GRAPH_BREAK = "graph_break"
+    SKIP_FRAME = "skip_frame"
+    DISABLED = "disabled"
+    DISABLED_NONRECURSIVE = "disabled_nonrecursive"
+    NONSTRICT_TRACE = "nonstrict_trace"
+    ALLOW_IN_GRAPH = "allow_in_graph"
+    DISALLOWED = "disallowed"
+    CUSTOM_OP = "custom_op"
+    IS_COMPILING = "is_compiling"
+    ERROR_ON_GRAPH_BREAK = "error_on_graph_break"
+
+
+_torch_graph_break = torch._dynamo.graph_break
+_torch_skip_frame = torch._dynamo.skip_frame
+_IS_COMPILING_FNS = {
+    id(f): f for f in (markers.is_compiling, torch.compiler.is_compiling, torch._dynamo.is_compiling,
+                       getattr(torch._dynamo.external_utils, "is_compiling", None),
+                       getattr(torch._utils, "is_compiling", None), torch.compiler.is_dynamo_compiling)
+    if f is not None
+}
+
+_ErrorOnGraphBreakCM = getattr(_decorators, "ErrorOnGraphBreakDecoratorContextManager", None)
+
+# Dummy instances reveal the code objects of torch's marker wrappers.
+_TORCH_DISABLE_CODE = torch._dynamo.disable(lambda: None).__code__
+_TORCH_DISABLE_NONRECURSIVE_CODE = getattr(
+    _decorators, "_nonrecursive_disable_wrapper_code",
+    torch._dynamo.disable(lambda: None, recursive=False).__code__)
+_keep_nonstrict_dummy = torch._dynamo.nonstrict_trace(lambda: None)
+_TORCH_NONSTRICT_CODE = _keep_nonstrict_dummy.__code__
+
+_AUTOGRAD_FUNCTION_APPLY_CODE = torch.autograd.Function.apply.__func__.__code__  # type: ignore[attr-defined]
+
+
+def _registry_version() -> Tuple[int, int, int, int]:
+    return (markers.registry_version, len(_trace_rules._allowed_callable_ids()),
+            len(_trace_rules._disallowed_callable_ids()), len(_trace_rules._nonstrict_trace_callable_ids()))
+
+
+_cache: Dict[int, Tuple[Any, "Marker"]] = {}
+_cache_version: Tuple[int, int, int, int] = (-1, -1, -1, -1)
+
+
+def classify_callable(obj: Any) -> Marker:
+    """Which carve or torch marker `obj` is (or carries), Marker.NONE if none.
+
+    Cached by id; the cache entry holds the object so the id cannot be reused,
+    and the whole cache is dropped when any allow/disallow registry changes.
+    """
+    global _cache_version
+    version = _registry_version()
+    if version != _cache_version:
+        _cache.clear()
+        _cache_version = version
+    hit = _cache.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    result = _classify(obj)
+    # Bound methods are created afresh on each attribute access: caching them only fills memory.
+    if not hasattr(obj, "__self__") or isinstance(obj, type(print)):
+        if len(_cache) > 4096:
+            _cache.clear()
+        _cache[id(obj)] = (obj, result)
+    return result
+
+
+def _classify(obj: Any) -> Marker:
+    if obj is markers.graph_break or obj is _torch_graph_break:
+        return Marker.GRAPH_BREAK
+    if obj is markers.skip_frame or obj is _torch_skip_frame:
+        return Marker.SKIP_FRAME
+    if id(obj) in _IS_COMPILING_FNS:
+        return Marker.IS_COMPILING
+    if obj is markers.error_on_graph_break or obj is torch._dynamo.error_on_graph_break:
+        return Marker.ERROR_ON_GRAPH_BREAK
+    if isinstance(obj, markers.error_on_graph_break) or (
+            _ErrorOnGraphBreakCM is not None and isinstance(obj, _ErrorOnGraphBreakCM)):
+        return Marker.ERROR_ON_GRAPH_BREAK
+    if getattr(obj, "__carve_error_on_graph_break__", None) is not None:
+        return Marker.ERROR_ON_GRAPH_BREAK
+    # Explicit carve registrations win over torch's.
+    if markers.is_disallowed_in_graph(obj):
+        return Marker.DISALLOWED
+    if markers.is_allowed_in_graph(obj):
+        return Marker.ALLOW_IN_GRAPH
+    carve_disable = getattr(obj, "__carve_disable__", None)
+    if carve_disable is not None:
+        return Marker.DISABLED if carve_disable else Marker.DISABLED_NONRECURSIVE
+    if getattr(obj, "__carve_nonstrict_trace__", False):
+        return Marker.NONSTRICT_TRACE
+    try:
+        torch_disable = getattr(obj, "_torchdynamo_disable", False)
+    except Exception:
+        torch_disable = False
+    if torch_disable is True:
+        recursive = getattr(obj, "_torchdynamo_disable_recursive", True)
+        return Marker.DISABLED if recursive is not False else Marker.DISABLED_NONRECURSIVE
+    if isinstance(obj, torch._library.custom_ops.CustomOpDef):
+        return Marker.CUSTOM_OP
+    if isinstance(obj, (torch._ops.OpOverloadPacket, torch._ops.OpOverload)):
+        ns = getattr(obj, "namespace", None)
+        if ns is None:
+            ns = getattr(getattr(obj, "_schema", None), "name", "aten::").split("::")[0]
+        if ns not in ("aten", "prim", "prims"):
+            return Marker.CUSTOM_OP
+        return Marker.NONE
+    try:
+        oid = id(obj)
+        if oid in _trace_rules._nonstrict_trace_callable_ids:
+            return Marker.NONSTRICT_TRACE
+        if oid in _trace_rules._disallowed_callable_ids:
+            return Marker.DISALLOWED
+        if oid in _trace_rules._allowed_callable_ids:
+            return Marker.ALLOW_IN_GRAPH
+    except Exception:  # pragma: no cover
+        pass
+    return Marker.NONE
+
+
+def is_disallowed(obj: Any) -> bool:
+    """Fast check for the tracer's per-op path: is this op disallowed in graphs (carve or torch)?"""
+    return classify_callable(obj) is Marker.DISALLOWED
+
+
+# ---- what the tracer recognises by code object (sys.setprofile 'call' events) -----------------
+
+CODE_MARKERS: Dict[Any, Marker] = {
+    markers.MARKER_CODES["graph_break"]: Marker.GRAPH_BREAK,
+    markers.MARKER_CODES["skip_frame"]: Marker.SKIP_FRAME,
+    markers.MARKER_CODES["disable_recursive"]: Marker.DISABLED,
+    markers.MARKER_CODES["disable_nonrecursive"]: Marker.DISABLED_NONRECURSIVE,
+    markers.MARKER_CODES["nonstrict_trace"]: Marker.NONSTRICT_TRACE,
+    _torch_graph_break.__code__: Marker.GRAPH_BREAK,
+    _torch_skip_frame.__code__: Marker.SKIP_FRAME,
+    _TORCH_DISABLE_CODE: Marker.DISABLED,
+    _TORCH_DISABLE_NONRECURSIVE_CODE: Marker.DISABLED_NONRECURSIVE,
+    _TORCH_NONSTRICT_CODE: Marker.NONSTRICT_TRACE,
+}
+
+AUTOGRAD_FUNCTION_APPLY_CODE = _AUTOGRAD_FUNCTION_APPLY_CODE
+
+
+def nonstrict_inner(frame: Any) -> Any:
+    """The user function a nonstrict_trace wrapper frame is about to call."""
+    loc = frame.f_locals
+    return loc.get("fn", loc.get("traceable_fn"))
+
+
+def disabled_inner_name(frame: Any) -> str:
+    fn = frame.f_locals.get("fn")
+    return getattr(fn, "__qualname__", getattr(fn, "__name__", "<function>"))
+
+
+def _logging_codes() -> Dict[Any, str]:
+    codes = {}
+    for name in ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"):
+        for owner in (logging.Logger, logging.LoggerAdapter, logging):
+            f = getattr(owner, name, None)
+            code = getattr(f, "__code__", None)
+            if code is not None:
+                codes[code] = f"logging.{name}()"
+    return codes
+
+
+# Python-level I/O: calls to these code objects are CRV003.
+IO_CODES: Dict[Any, str] = _logging_codes()
+# C-level I/O builtins (sys.setprofile 'c_call' events).
+IO_BUILTINS: Dict[Any, str] = {
+    print: "print()", input: "input()", open: "open()", breakpoint: "breakpoint()",
+    warnings.warn: "warnings.warn()", warnings.warn_explicit: "warnings.warn_explicit()",
+}
+
+
+# ---- global torch state guard ------------------------------------------------------------------
+
+class _PyGlobalState:
+    """Fallback for GlobalStateGuard: grad mode, autocast, default dtype, deterministic algorithms."""
+
+    def __init__(self) -> None:
+        self.state = self._now()
+
+    @staticmethod
+    def _now() -> tuple:
+        return (torch.is_grad_enabled(), torch.is_autocast_enabled("cpu"), torch.is_autocast_enabled("cuda"),
+                torch.get_default_dtype(), torch.are_deterministic_algorithms_enabled())
+
+    def check(self) -> bool:
+        return self._now() == self.state
+
+    def reason(self) -> str:
+        names = ("grad_mode", "autocast(cpu)", "autocast(cuda)", "default_dtype", "deterministic_algorithms")
+        return ", ".join(n for n, a, b in zip(names, self.state, self._now()) if a != b)
+
+
+def global_state_guard() -> Any:
+    """A snapshot of torch's global state (grad mode, autocast, default dtype, ...) with .check()/.reason().
+
+    torch's own `GlobalStateGuard` (what Dynamo uses) checks all of it in one C++ call.
+    """
+    try:
+        from torch._C._dynamo.guards import GlobalStateGuard
+        return GlobalStateGuard()
+    except Exception:  # pragma: no cover
+        return _PyGlobalState()

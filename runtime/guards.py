@@ -1,0 +1,295 @@
+"""Guards: the facts a compiled graph depends on, checked by one generated function.
+
+A cached graph is valid only while everything its trace depended on still
+holds. `GuardSet.build` collects those facts from a `TraceResult`:
+
+- every tensor the region receives or lifts (arguments, module parameters and
+  buffers, tensors in the region's globals and closure cells): exact type,
+  dtype, device, shape, requires_grad, and contiguity (exact strides if the
+  tensor was not contiguous); tensors that were the same object at trace time
+  must stay the same object;
+- Python scalars, strings and None among the arguments by type and value (so
+  True and 1 differ), containers by type and length/keys, other objects by
+  identity;
+- `nn.Module`s by identity, plus every submodule's `training` flag and plain
+  attributes (ints, floats, bools, strings, None), which forward code branches on;
+- the globals and closure cells the region reads, and the globals of the user
+  callees it traced through, by value (constants) or identity (anything else);
+- torch's global state: grad mode, autocast, default dtype, inference mode.
+
+The checks become the source text of ONE Python function (exec'd), so the
+hot path is a single call:
+
+    def check(args):
+        if len(args) != 1: return False
+        v0 = args[0]
+        if type(v0) is not T0 or v0.dtype is not D0 or v0.shape != S0 ...: return False
+        if not GS.check(): return False
+        return True
+
+The same statements, with a different failure action and tail, make the
+graph region's fast path (guard, fetch inputs, call the compiled graph) and
+`failure_reason` (which guard failed, for recompile logs).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import torch
+
+from . import compat
+from .tracer import Source, TraceResult
+
+_VALUE_TYPES = (int, float, bool, str, bytes, complex, type(None))
+_MISSING = object()
+
+
+def any_autocast() -> bool:
+    return torch.is_autocast_enabled("cpu") or torch.is_autocast_enabled("cuda")
+
+
+class GuardSet:
+    def __init__(self) -> None:
+        self.ns: Dict[str, Any] = {"MISSING": _MISSING, "torch": torch, "_is_grad_enabled": torch.is_grad_enabled,
+                                   "_get_default_dtype": torch.get_default_dtype,
+                                   "_is_inference": torch.is_inference_mode_enabled}
+        # ("let", code) assigns a local; ("check", condition, guard index) fails when condition is False.
+        self.lines: List[Tuple[str, str, int]] = []
+        self.descriptions: List[str] = []
+        self.var_of: Dict[Source, str] = {}
+        self._consts: Dict[int, str] = {}
+        self._check: Optional[Callable[[tuple], bool]] = None
+        self._reason: Optional[Callable[[tuple], Optional[str]]] = None
+
+    # ---- building -------------------------------------------------------------------------
+
+    def const(self, value: Any, hint: str = "C") -> str:
+        """A name for `value` in the generated code's namespace."""
+        key = id(value)
+        name = self._consts.get(key)
+        if name is None or self.ns.get(name) is not value:
+            name = f"{hint}{len(self.ns)}"
+            self.ns[name] = value
+            self._consts[key] = name
+        return name
+
+    def var(self, source: Source) -> str:
+        """A local variable holding the value at `source` (assigned once, parent first)."""
+        name = self.var_of.get(source)
+        if name is not None:
+            return name
+        if source.path:
+            parent = self.var(Source(source.root, source.path[:-1]))
+            step, key = source.path[-1]
+            expr = parent + {"item": f"[{key!r}]", "attr": f".{key}", "module": f"._modules[{key!r}]",
+                             "param": f"._parameters[{key!r}]", "buffer": f"._buffers[{key!r}]"}[step]
+        else:
+            kind, key = source.root
+            if kind == "arg":
+                expr = f"args[{key}]"
+            elif kind == "global":
+                expr = f"{self.const(self._globals, 'G')}[{key!r}]"
+            elif kind == "closure":
+                expr = f"{self.const(self._cells[key], 'CELL')}.cell_contents"
+            else:
+                raise ValueError(f"unknown source root {source.root}")
+        name = f"v{len(self.var_of)}"
+        self.var_of[source] = name
+        self.lines.append(("let", f"{name} = {expr}", -1))
+        return name
+
+    def add(self, description: str, *conditions: str) -> None:
+        index = len(self.descriptions)
+        self.descriptions.append(description)
+        for cond in conditions:
+            self.lines.append(("check", cond, index))
+
+    def guard_tensor(self, source: Source, t: torch.Tensor) -> None:
+        v = self.var(source)
+        conds = [f"type({v}) is {self.const(type(t), 'T')}",
+                 f"{v}.dtype is {self.const(t.dtype, 'D')}",
+                 f"{v}.shape == {self.const(t.shape, 'S')}",
+                 f"{v}.requires_grad is {t.requires_grad}",
+                 f"{v}.device == {self.const(t.device, 'DEV')}"]
+        if t.is_contiguous():
+            conds.append(f"{v}.is_contiguous()")
+            layout = "contiguous"
+        else:
+            conds.append(f"{v}.stride() == {self.const(t.stride(), 'ST')}")
+            layout = f"strides={t.stride()}"
+        self.add(f"{source.name()}: {type(t).__name__} dtype={t.dtype} device={t.device} "
+                 f"shape={tuple(t.shape)} requires_grad={t.requires_grad} {layout}", *conds)
+
+    def guard_value(self, source: Source, value: Any) -> None:
+        v = self.var(source)
+        if value is None:
+            self.add(f"{source.name()} is None", f"{v} is None")
+        elif type(value) in _VALUE_TYPES:
+            if type(value) is float and math.isnan(value):
+                cond = f"{v} != {v}"
+            else:
+                cond = f"{v} == {self.const(value, 'K')}"
+            self.add(f"{source.name()} == {value!r} ({type(value).__name__})",
+                     f"type({v}) is {type(value).__name__}", cond)
+        elif isinstance(value, torch.dtype):
+            self.add(f"{source.name()} is {value}", f"{v} is {self.const(value, 'D')}")
+        elif isinstance(value, torch.device):
+            self.add(f"{source.name()} == {value!r}", f"type({v}) is torch.device",
+                     f"{v} == {self.const(value, 'DEV')}")
+        elif type(value) in (tuple, list, torch.Size):
+            self.add(f"{source.name()}: {type(value).__name__} of length {len(value)}",
+                     f"type({v}) is {self.const(type(value), 'T')}", f"len({v}) == {len(value)}")
+        elif type(value) is dict:
+            self.add(f"{source.name()}: dict with keys {list(value)}",
+                     f"type({v}) is dict", f"list({v}) == {self.const(list(value), 'KEYS')}")
+        else:
+            self.add(f"{source.name()} is the same {type(value).__name__} object",
+                     f"{v} is {self.const(value, 'OBJ')}")
+
+    def guard_module_state(self, source: Source, mod: torch.nn.Module) -> None:
+        v = self.var(source)
+        conds, parts = [], []
+        for key, value in sorted(vars(mod).items()):
+            if key.startswith("_") or type(value) not in _VALUE_TYPES:
+                continue
+            if type(value) is float and math.isnan(value):
+                continue
+            conds.append(f"{v}.__dict__.get({key!r}, MISSING) == {self.const(value, 'K')}")
+            parts.append(f"{key}={value!r}")
+        if conds:
+            self.add(f"{source.name()} ({type(mod).__name__}): {', '.join(parts)}", *conds)
+
+    # ---- the one entry point --------------------------------------------------------------
+
+    @classmethod
+    def build(cls, trace: TraceResult, args: tuple, fn: Callable[..., Any]) -> "GuardSet":
+        gs = cls()
+        gi = trace.guard_inputs
+        gs._globals = fn.__globals__
+        gs._cells = {}
+        if fn.__closure__:
+            gs._cells = dict(zip(fn.__code__.co_freevars, fn.__closure__))
+        gs.lines.append(("check", f"len(args) == {len(args)}", len(gs.descriptions)))
+        gs.descriptions.append(f"called with {len(args)} arguments")
+
+        seen_tensors: Dict[int, Source] = {}
+
+        def tensor(source: Source, t: torch.Tensor) -> None:
+            first = seen_tensors.get(id(t))
+            if first is not None:
+                gs.add(f"{source.name()} is the same tensor as {first.name()}",
+                       f"{gs.var(source)} is {gs.var(first)}")
+                return
+            seen_tensors[id(t)] = source
+            gs.guard_tensor(source, t)
+
+        walked = set()
+        graph_inputs = set(trace.input_sources)
+        for source, value in gi.values:
+            walked.add(source)
+            if isinstance(value, torch.Tensor):
+                if source.root[0] == "arg" or source in graph_inputs:
+                    tensor(source, value)
+            elif isinstance(value, torch.nn.Module):
+                if not source.path:
+                    gs.guard_value(source, value)  # identity of the root module
+                gs.guard_module_state(source, value)
+            else:
+                gs.guard_value(source, value)
+        # Lifted parameters/buffers: fetched afresh each call, so guard their metadata.
+        for source, t in zip(trace.input_sources, trace.example_inputs):
+            if id(t) not in seen_tensors:
+                tensor(source, t)
+        for name, value in gi.global_names.items():
+            source = Source(("global", name))
+            if source not in walked:
+                gs.guard_value(source, value)
+        for name, value in gi.closure.items():
+            source = Source(("closure", name))
+            if source not in walked:
+                gs.guard_value(source, value)
+        region_globals = fn.__globals__
+        for g, name, value in gi.callee_globals:
+            if g is region_globals and name in gi.global_names:
+                continue
+            d = gs.const(g, "G")
+            if type(value) in _VALUE_TYPES:
+                gs.add(f"global {name!r} of a callee == {value!r}",
+                       f"type({d}.get({name!r})) is {type(value).__name__}",
+                       f"{d}.get({name!r}) == {gs.const(value, 'K')}")
+            else:
+                gs.add(f"global {name!r} of a callee is the same {type(value).__name__} object",
+                       f"{d}.get({name!r}, MISSING) is {gs.const(value, 'OBJ')}")
+        state = gi.global_state if gi.global_state is not None else compat.global_state_guard()
+        # One C++ call (torch's GlobalStateGuard) checks grad mode, autocast, default dtype, ...
+        gs.add(f"torch global state as at trace time: grad_enabled={gi.grad_enabled}, "
+               f"default_dtype={gi.default_dtype}, autocast off={not any_autocast()}",
+               f"{gs.const(state, 'GS')}.check()")
+        gs.add(f"inference mode is {gi.inference_mode}", f"_is_inference() is {gi.inference_mode}")
+        gs._state = state
+        return gs
+
+    # ---- generated functions ---------------------------------------------------------------
+
+    def render(self, name: str, fail: Callable[[int], str], tail: List[str]) -> str:
+        """Source of `def name(args)`: the guard statements, `fail(i)` on guard i failing, then `tail`.
+
+        Consecutive conditions of one guard are joined with `and`; a guard that raises
+        (a missing key or attribute) counts as failed. `tail` runs outside the try, so an
+        exception from the compiled graph is the user's exception, never a guard failure.
+        """
+        body: List[str] = []
+        pending: List[str] = []
+        pending_index = -1
+
+        def flush() -> None:
+            if pending:
+                body.append(f"if not ({' and '.join(pending)}): {fail(pending_index)}")
+                pending.clear()
+
+        for kind, code, index in self.lines:
+            if kind == "let":
+                flush()
+                body.append(code)
+            else:
+                if index != pending_index:
+                    flush()
+                    pending_index = index
+                pending.append(code)
+        flush()
+        inner = "\n".join("        " + line for line in body)
+        rest = "\n".join("    " + line for line in tail)
+        return (f"def {name}(args):\n    try:\n{inner}\n"
+                f"    except Exception:\n        {fail(-1)}\n{rest}\n")
+
+    def compile(self, source: str, name: str, extra: Optional[Dict[str, Any]] = None) -> Callable[..., Any]:
+        ns = dict(self.ns)
+        if extra:
+            ns.update(extra)
+        exec(compile(source, f"<carve guards {name}>", "exec"), ns)
+        return ns[name]
+
+    def check(self, args: tuple) -> bool:
+        if self._check is None:
+            self._check = self.compile(self.render("check", lambda i: "return False", ["return True"]), "check")
+        return self._check(args)
+
+    def failure_reason(self, args: tuple) -> Optional[str]:
+        """The first guard that fails for `args`, described; None if all pass."""
+        if self._reason is None:
+            def fail(i: int) -> str:
+                return f"return DESCS[{i}]" if i >= 0 else "return 'a guard raised an exception'"
+            self._reason = self.compile(self.render("reason", fail, ["return None"]), "reason",
+                                        {"DESCS": self.descriptions})
+        reason = self._reason(args)
+        if reason is not None and reason.startswith("torch global state") and hasattr(self._state, "reason"):
+            reason += f" (changed: {self._state.reason()})"
+        return reason
+
+    def describe(self) -> List[str]:
+        return list(self.descriptions)
+
+    def source(self) -> str:
+        return self.render("check", lambda i: "return False", ["return True"])

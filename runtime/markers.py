@@ -1,0 +1,182 @@
+"""carve's public markers: the user's way to steer what is compiled.
+
+They mirror torch.compile's (`torch._dynamo.graph_break`, `torch.compiler.disable`,
+`allow_in_graph`, ...), and carve recognises torch's own markers too (see
+`compat.classify_callable`), so code written for torch.compile behaves the same.
+
+    @carve.disable                 # runs eagerly, and so does everything it calls
+    def log_stats(x): ...
+
+    @carve.nonstrict_trace         # traced even though it graph-breaks inside
+    def magic(): carve.graph_break(); return torch.tensor([42])
+
+    with carve.error_on_graph_break(True):   # breaks in here are errors
+        ...
+
+In eager code the markers do nothing (graph_break/skip_frame are no-ops).
+During a trace, the tracer recognises calls to them by their code objects
+(`MARKER_CODES`), which is why the wrappers below are defined once and shared.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Dict, Optional
+
+from . import state
+
+
+def graph_break(msg: str = "") -> None:
+    """Force a graph break here (CRV001). A no-op when not compiling."""
+
+
+def skip_frame(msg: str = "") -> None:
+    """Give up compiling the current function: it runs eagerly (CRV002). A no-op when not compiling."""
+
+
+def is_compiling() -> bool:
+    """True while carve traces a graph region (see also torch.compiler.is_compiling)."""
+    return state.is_compiling()
+
+
+# ---- disable ---------------------------------------------------------------------------------
+
+def _make_disabled(fn: Callable[..., Any], recursive: bool) -> Callable[..., Any]:
+    if recursive:
+        @functools.wraps(fn)
+        def carve_disabled(*args: Any, **kwargs: Any) -> Any:
+            with state.disabled_scope():
+                return fn(*args, **kwargs)
+    else:
+        @functools.wraps(fn)
+        def carve_disabled(*args: Any, **kwargs: Any) -> Any:
+            # Only fn itself is eager: compiled functions it calls still compile.
+            with state.tracing_scope(False):
+                return fn(*args, **kwargs)
+    carve_disabled.__carve_disable__ = recursive  # type: ignore[attr-defined]
+    return carve_disabled
+
+
+def disable(fn: Optional[Callable[..., Any]] = None, recursive: bool = True) -> Any:
+    """Run `fn` eagerly. recursive=True: also everything it calls. Usable with or without arguments."""
+    if fn is None:
+        return lambda f: _make_disabled(f, recursive)
+    if not callable(fn):
+        raise TypeError(f"carve.disable expects a callable, got {type(fn).__name__}")
+    return _make_disabled(fn, recursive)
+
+
+_DISABLE_RECURSIVE_CODE = _make_disabled(lambda: None, True).__code__
+_DISABLE_NONRECURSIVE_CODE = _make_disabled(lambda: None, False).__code__
+
+
+# ---- allow_in_graph / disallow_in_graph ------------------------------------------------------
+
+# Keyed by id; the value keeps the object alive so the id can't be reused.
+_allowed: Dict[int, Any] = {}
+_disallowed: Dict[int, Any] = {}
+# Generation counter: compat caches classifications and must forget them on any change.
+registry_version = 0
+
+
+def _bump() -> None:
+    global registry_version
+    registry_version += 1
+
+
+def allow_in_graph(fn: Any) -> Any:
+    """Put calls to `fn` in the graph as one opaque node; carve does not trace inside."""
+    if isinstance(fn, (list, tuple)):
+        return [allow_in_graph(f) for f in fn]
+    if not callable(fn):
+        raise TypeError("carve.allow_in_graph expects a callable")
+    _disallowed.pop(id(fn), None)
+    _allowed[id(fn)] = fn
+    _bump()
+    return fn
+
+
+def disallow_in_graph(fn: Any) -> Any:
+    """Break the graph at every call of `fn` (works on torch functions such as torch.sub)."""
+    if isinstance(fn, (list, tuple)):
+        return [disallow_in_graph(f) for f in fn]
+    if not callable(fn):
+        raise TypeError("carve.disallow_in_graph expects a callable")
+    _allowed.pop(id(fn), None)
+    _disallowed[id(fn)] = fn
+    _bump()
+    return fn
+
+
+def is_allowed_in_graph(fn: Any) -> bool:
+    return id(fn) in _allowed
+
+
+def is_disallowed_in_graph(fn: Any) -> bool:
+    return id(fn) in _disallowed
+
+
+# ---- nonstrict_trace -------------------------------------------------------------------------
+
+def nonstrict_trace(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Trace `fn` non-strictly: explicit graph breaks and I/O inside it are ignored while tracing.
+
+    Tensor-to-Python conversions inside it still break. Usable as a decorator and
+    inline: `carve.nonstrict_trace(g)(x)`.
+    """
+    if not callable(fn):
+        raise TypeError("carve.nonstrict_trace expects a callable")
+
+    @functools.wraps(fn)
+    def carve_nonstrict(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    carve_nonstrict.__carve_nonstrict_trace__ = True  # type: ignore[attr-defined]
+    return carve_nonstrict
+
+
+_NONSTRICT_CODE = nonstrict_trace(lambda: None).__code__
+
+
+# ---- error_on_graph_break --------------------------------------------------------------------
+
+class error_on_graph_break:
+    """Make graph breaks errors (True) or not (False) in a block or a function.
+
+    Usable as a context manager and as a decorator, like
+    torch._dynamo.error_on_graph_break. The innermost setting wins, but a
+    fullgraph scope makes every break an error regardless.
+    """
+
+    def __init__(self, flag: bool) -> None:
+        self.flag = bool(flag)
+
+    def __enter__(self) -> None:
+        state.push_error_on_graph_break(self.flag)
+
+    def __exit__(self, *exc: Any) -> None:
+        state.pop_error_on_graph_break()
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        flag = self.flag
+
+        @functools.wraps(fn)
+        def carve_error_on_graph_break(*args: Any, **kwargs: Any) -> Any:
+            state.push_error_on_graph_break(flag)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                state.pop_error_on_graph_break()
+
+        carve_error_on_graph_break.__carve_error_on_graph_break__ = flag  # type: ignore[attr-defined]
+        return carve_error_on_graph_break
+
+
+# Code objects the tracer recognises in `sys.setprofile` call events.
+MARKER_CODES = {
+    "graph_break": graph_break.__code__,
+    "skip_frame": skip_frame.__code__,
+    "disable_recursive": _DISABLE_RECURSIVE_CODE,
+    "disable_nonrecursive": _DISABLE_NONRECURSIVE_CODE,
+    "nonstrict_trace": _NONSTRICT_CODE,
+}

@@ -1,0 +1,223 @@
+"""GraphRegion: the callable the generated code uses for each graph region.
+
+The compiler outlines every tensor-only region of a user function into a
+plain function and wraps it in a `GraphRegion`; the rewritten function calls
+it positionally:
+
+    _region_1 = GraphRegion(_region_1_fn, name="f:3-5", options=opts,
+                            filename="model.py", first_line=3, last_line=5)
+    def f(x, w):
+        y, z = _region_1(x, w)
+        print(z)                          # an eager statement
+        ...
+
+Per call:
+- inside another region's trace, or while carve is disabled: run the function
+  itself (the outer trace records its ops);
+- fast path: each cache entry is ONE generated function that checks the
+  entry's guards, fetches the graph inputs (arguments, module parameters,
+  global tensors) and calls the compiled graph, rebuilding the return value;
+- miss: trace the function on the real inputs (this call's result is the
+  trace's real result), compile the graph with the backend, cache it under
+  its guards. Over the recompile limit, run eagerly and say so once (CRV020).
+- a graph break met while tracing: log it once per location, tell the
+  compiler (`on_break`, which re-splits the region at that line), and run the
+  region eagerly from then on. In fullgraph mode the break is the error.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Callable, List, Optional
+
+import torch
+import torch.utils._pytree as pytree
+
+from . import compat, log, state
+from .config import CompileOptions
+from .errors import BreakEvent, GraphBreakError
+from .guards import GuardSet
+from .tracer import OutputSpec, TraceResult, trace_region
+
+_MISS = object()
+_state = state._state
+
+
+class CacheEntry:
+    """One compiled version of a region: its guards and its generated fast-path function."""
+
+    __slots__ = ("guards", "run", "compiled", "graph_module", "op_count", "compile_time", "eager_reason")
+
+    def __init__(self, guards: GuardSet, run: Callable[[tuple], Any], compiled: Optional[Callable[..., Any]],
+                 graph_module: Any, op_count: int, compile_time: float, eager_reason: Optional[str]) -> None:
+        self.guards = guards
+        self.run = run
+        self.compiled = compiled
+        self.graph_module = graph_module
+        self.op_count = op_count
+        self.compile_time = compile_time
+        self.eager_reason = eager_reason
+
+    def guard(self, args: tuple) -> bool:
+        return self.guards.check(args)
+
+
+class GraphRegion:
+    def __init__(self, fn: Callable[..., Any], *, name: str, options: CompileOptions, filename: str,
+                 first_line: int, last_line: int) -> None:
+        self.fn = fn
+        self.name = name
+        self.options = options
+        self.filename = filename
+        self.first_line = first_line
+        self.last_line = last_line
+        # Set by the compiler: called with the BreakEvent when a trace meets a graph break.
+        self.on_break: Optional[Callable[[BreakEvent], Any]] = None
+        self.entries: List[CacheEntry] = []  # most recent first
+        self._runs: tuple = ()
+        self.eager = not hasattr(fn, "__code__")  # only Python functions can be traced
+        self.eager_reason: Optional[str] = "not a Python function" if self.eager else None
+        self.break_events: List[BreakEvent] = []
+        self.limit_reached = False
+        self.__name__ = getattr(fn, "__name__", name)
+        self.__qualname__ = getattr(fn, "__qualname__", name)
+        self.__wrapped__ = fn
+
+    # ---- stats for carve.explain ------------------------------------------------------------
+
+    @property
+    def graphs(self) -> list:
+        return [e.graph_module for e in reversed(self.entries) if e.compiled is not None]
+
+    @property
+    def ops_per_graph(self) -> List[int]:
+        return [e.op_count for e in reversed(self.entries) if e.compiled is not None]
+
+    @property
+    def guards(self) -> List[List[str]]:
+        return [e.guards.describe() for e in reversed(self.entries)]
+
+    @property
+    def compile_times(self) -> List[float]:
+        return [e.compile_time for e in reversed(self.entries) if e.compiled is not None]
+
+    def __repr__(self) -> str:
+        return f"<carve GraphRegion {self.name} {self.filename}:{self.first_line}-{self.last_line}>"
+
+    # ---- the call ---------------------------------------------------------------------------
+
+    def __call__(self, *args: Any) -> Any:
+        if self.eager or _state.tracing or _state.disabled:
+            return self.fn(*args)
+        for run in self._runs:
+            out = run(args)
+            if out is not _MISS:
+                return out
+        return self._miss(args)
+
+    def _stop_on_break(self) -> bool:
+        if self.options.fullgraph or state.should_error():
+            return True
+        return state.error_on_graph_break_depth() == 0 and compat.torch_error_on_graph_break()
+
+    def _miss(self, args: tuple) -> Any:
+        if len(self.entries) >= self.options.recompile_limit:
+            if not self.limit_reached:
+                self.limit_reached = True
+                reason = self.entries[0].guards.failure_reason(args)
+                event = BreakEvent("CRV020", f"region {self.name} was recompiled {len(self.entries)} times "
+                                   f"(recompile_limit={self.options.recompile_limit}); last guard failure: "
+                                   f"{reason}; new inputs now run eagerly", self.filename, self.first_line)
+                log.recompiles_log.warning("%s", event.format())
+            return self.fn(*args)
+
+        reason = self.entries[0].guards.failure_reason(args) if self.entries else None
+        stop_on_break = self._stop_on_break()
+        trace = trace_region(self.fn, args, stop_on_break=stop_on_break)
+        if trace.break_event is not None:
+            self._on_break(trace.break_event)
+            return trace.result
+        if reason is not None:
+            log.recompiles_log.info("recompiling region %s (%s:%d): guard failed: %s", self.name,
+                                    self.filename, self.first_line, reason)
+        self._add_entry(trace, args, stop_on_break)
+        return trace.result
+
+    def _on_break(self, event: BreakEvent) -> None:
+        self.break_events.append(event)
+        log.log_graph_break(event)
+        self.eager = True
+        self.eager_reason = f"graph break {event.code} at {event.filename}:{event.lineno}"
+        if self.on_break is not None:
+            self.on_break(event)
+
+    def _add_entry(self, trace: TraceResult, args: tuple, stop_on_break: bool) -> None:
+        guards = GuardSet.build(trace, args, self.fn)
+        compiled = None
+        eager_reason = None
+        elapsed = 0.0
+        gm = trace.graph_module
+        if trace.op_count == 0:
+            # Nothing to compile: running the function is as cheap as a graph call. The entry
+            # still sits under guards, so inputs that do reach tensor ops get traced.
+            eager_reason = "no tensor operations"
+        else:
+            start = time.perf_counter()
+            try:
+                compiled = compat.compile_with_backend(self.options.backend, gm, list(trace.example_inputs),
+                                                       self.options.options)
+            except Exception as e:
+                if stop_on_break:
+                    raise
+                eager_reason = f"backend {self.options.backend_name!r} failed: {type(e).__name__}: {e}"
+                log.log_once(("backend", self.filename, self.first_line, type(e).__name__),
+                             log.warnings_log, logging.WARNING,
+                             "carve: region %s (%s:%d) runs eagerly: %s", self.name, self.filename,
+                             self.first_line, eager_reason)
+                compiled = None
+            elapsed = time.perf_counter() - start
+        run = self._make_run(guards, trace, compiled)
+        entry = CacheEntry(guards, run, compiled, gm, trace.op_count, elapsed, eager_reason)
+        self.entries.insert(0, entry)
+        self._runs = tuple(e.run for e in self.entries)
+        if log.guards_log.isEnabledFor(logging.DEBUG):
+            log.guards_log.debug("guards of region %s entry %d:\n  %s", self.name, len(self.entries),
+                                 "\n  ".join(guards.describe()))
+        if compiled is not None and log.graph_code_log.isEnabledFor(logging.DEBUG):
+            log.graph_code_log.debug("graph of region %s (%s:%d):%s", self.name, self.filename,
+                                     self.first_line, gm.code)
+
+    def _make_run(self, guards: GuardSet, trace: TraceResult, compiled: Optional[Callable[..., Any]]):
+        """The entry's fast path: guards, input fetch, graph call, output rebuild, in one function."""
+        fail = lambda i: "return MISS"  # noqa: E731
+        extra = {"MISS": _MISS, "FN": self.fn}
+        if compiled is None:
+            tail = ["return FN(*args)"]
+        else:
+            inputs = ", ".join(guards.var(s) for s in trace.input_sources)
+            extra["COMPILED"] = compiled
+            spec: OutputSpec = trace.output_spec  # type: ignore[assignment]
+            if spec.kind == "tensor":
+                tail = [f"return COMPILED({inputs})[0]"]
+            elif spec.kind == "tuple":
+                tail = [f"out = COMPILED({inputs})", "return out if type(out) is tuple else tuple(out)"]
+            else:
+                extra["REBUILD"] = _rebuilder(spec)
+                tail = [f"return REBUILD(COMPILED({inputs}))"]
+        # guards.var() may have added fetch lines for inputs: render after computing `inputs`.
+        source = guards.render("run", fail, tail)
+        return guards.compile(source, "run", extra)
+
+
+def _rebuilder(spec: OutputSpec) -> Callable[[Any], Any]:
+    leaves = spec.leaves
+    treespec = spec.treespec
+
+    def rebuild(out: Any) -> Any:
+        return pytree.tree_unflatten([out[i] if kind == "out" else i for kind, i in leaves], treespec)
+
+    return rebuild
+
+
+__all__ = ["GraphRegion", "CacheEntry", "GraphBreakError"]
