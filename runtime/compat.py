@@ -193,9 +193,8 @@ def _classify(obj: Any) -> Marker:
     if isinstance(obj, torch._library.custom_ops.CustomOpDef):
         return Marker.CUSTOM_OP
     if isinstance(obj, (torch._ops.OpOverloadPacket, torch._ops.OpOverload)):
-        ns = getattr(obj, "namespace", None)
-        if ns is None:
-            ns = getattr(getattr(obj, "_schema", None), "name", "aten::").split("::")[0]
+        qualified = getattr(obj, "_qualified_op_name", None) or obj._schema.name
+        ns = qualified.split("::")[0]
         if ns not in ("aten", "prim", "prims"):
             return Marker.CUSTOM_OP
         return Marker.NONE

@@ -544,7 +544,8 @@ class _Tracer(TorchFunctionMode):
         elif kind == "autograd_function":
             loc = frame.f_locals
             cls = loc.get("cls")
-            self._start_opaque(frame, cls.apply, tuple(loc.get("args", ())), dict(loc.get("kwargs", {})))
+            self._start_opaque(frame, autograd_function_apply(cls), tuple(loc.get("args", ())),
+                               dict(loc.get("kwargs", {})))
 
     def _start_opaque(self, frame: Any, target: Any, args: tuple, kwargs: dict) -> None:
         """An opaque call (allow_in_graph function, autograd.Function.apply): one node, not traced inside."""
@@ -568,6 +569,31 @@ class _Tracer(TorchFunctionMode):
 
 
 _MISSING = object()
+
+
+class AutogradFunctionApply:
+    """`SomeFunction.apply` as a graph node target (FX cannot name a bound classmethod)."""
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+        self.__name__ = f"{cls.__name__}_apply"
+        self.__qualname__ = self.__name__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.cls.apply(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"{self.cls.__qualname__}.apply"
+
+
+_apply_targets: Dict[type, AutogradFunctionApply] = {}
+
+
+def autograd_function_apply(cls: type) -> AutogradFunctionApply:
+    target = _apply_targets.get(cls)
+    if target is None:
+        target = _apply_targets[cls] = AutogradFunctionApply(cls)
+    return target
 
 
 def _has_bool_index(index: Any) -> bool:
