@@ -296,3 +296,14 @@ def global_state_guard() -> Any:
         return GlobalStateGuard()
     except Exception:  # pragma: no cover
         return _PyGlobalState()
+
+
+# Calls whose result a graph would freeze (a cached graph returns the trace-time value).
+import random as _random
+import time as _time
+
+FROZEN_VALUE_BUILTINS: Dict[Any, str] = {
+    _time.time: "time.time()", _time.perf_counter: "time.perf_counter()", _time.monotonic: "time.monotonic()",
+    _time.time_ns: "time.time_ns()", _time.perf_counter_ns: "time.perf_counter_ns()",
+}
+RANDOM_INSTANCE = _random._inst  # the module-level random.random() & co. are its bound methods

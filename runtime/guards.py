@@ -46,6 +46,18 @@ _VALUE_TYPES = (int, float, bool, str, bytes, complex, type(None))
 _MISSING = object()
 
 
+def _mutates(gm: Any) -> bool:
+    for node in gm.graph.nodes:
+        if node.op not in ("call_method", "call_function"):
+            continue
+        name = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", "")
+        schema = getattr(node.target, "_schema", None)
+        if (name.endswith("_") and not name.startswith("__")) or name == "__setitem__" or "out" in node.kwargs \
+                or (schema is not None and schema.is_mutable):
+            return True
+    return False
+
+
 def any_autocast() -> bool:
     return torch.is_autocast_enabled("cpu") or torch.is_autocast_enabled("cuda")
 
@@ -202,6 +214,13 @@ class GuardSet:
         for source, t in zip(trace.input_sources, trace.example_inputs):
             if id(t) not in seen_tensors:
                 tensor(source, t)
+        # A graph that mutates tensors was traced with distinct input tensors: aliasing them
+        # later could change what the mutation does (and backends functionalize on that basis).
+        distinct = list(seen_tensors.values())
+        if trace.graph_module is not None and 1 < len(distinct) <= 64 and _mutates(trace.graph_module):
+            names = ", ".join(f"id({gs.var(s)})" for s in distinct)
+            gs.add("the graph mutates tensors: its tensor inputs stay distinct objects",
+                   f"len({{{names}}}) == {len(distinct)}")
         for name, value in gi.global_names.items():
             source = Source(("global", name))
             if source not in walked:

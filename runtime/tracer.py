@@ -484,6 +484,9 @@ class _Tracer(TorchFunctionMode):
                     owner = getattr(arg, "__self__", None)
                     if owner is not None and (owner is sys.stdout or owner is sys.stderr):
                         what = f"sys.{'stdout' if owner is sys.stdout else 'stderr'}.{arg.__name__}()"
+                    elif owner is compat.RANDOM_INSTANCE or arg in compat.FROZEN_VALUE_BUILTINS:
+                        what = compat.FROZEN_VALUE_BUILTINS.get(arg) or f"random.{arg.__name__}()"
+                        raise _Untraceable(f"calls {what}: a cached graph would freeze its value")
                 if what is not None:
                     self.graph_break("CRV003", f"{what} has a side effect a graph cannot hold", frame)
         except _Untraceable as e:

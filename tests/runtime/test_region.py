@@ -301,3 +301,32 @@ def test_inductor_backend_matches_eager(make_region):
         x = torch.randn(5, 4)
         torch.testing.assert_close(r(model, x), net_loss(model, x))
     assert len(r.graphs) == 1
+
+
+def aliasing_mutation(a, b):
+    a.add_(1)
+    return a + b
+
+
+def test_mutating_graph_guards_against_aliased_inputs(make_region, backend):
+    r = make_region(aliasing_mutation, backend)
+    x, y = torch.zeros(3), torch.zeros(3)
+    r(x, y)
+    z = torch.zeros(3)
+    z_ref = z.clone()
+    assert torch.equal(r(z, z), aliasing_mutation(z_ref, z_ref))  # a and b alias: must not reuse the graph
+    assert torch.equal(z, z_ref)
+    assert len(backend.graphs) == 2
+
+
+def uses_random(x):
+    import random
+    return x * random.random()
+
+
+def test_python_random_is_not_frozen_into_a_graph(make_region):
+    r = make_region(uses_random)
+    x = torch.ones(1)
+    values = {float(r(x)) for _ in range(5)}
+    assert len(values) > 1
+    assert r.break_events[0].code == "CRV017"
