@@ -4,9 +4,10 @@
 
     @carve.compile(backend="eager")         _carve_f = carve.RegionSet("f", backend="eager")
     def f(x):                     ->
-        y = x.sin()                         @_carve_f.graph(3, 3)
-        print(y)                            def _f_graph_region_0_lines_3_3(x):
-        return y.cos()                          y = x.sin()
+        y = x.sin()                         # carve: graph region, lines 3-3, compiled to an FX graph
+        print(y)                            @_carve_f.graph(3, 3)
+        return y.cos()                      def _f_graph_region_0_lines_3_3(x):
+                                                y = x.sin()
                                                 return y
                                             ...
                                             @_carve_f.entry
@@ -18,9 +19,20 @@
                                                 return _f_graph_region_1_lines_5_5(y)
 
 Functions compiled with `carve.compile` or `torch.compile` (any import
-spelling) are rewritten; with `all_functions`, every function that uses torch.
-Everything else in the file is kept byte for byte. The output has no compile
-decorators left, so rewriting it again changes nothing.
+spelling: `@carve.compile`, `@torch.compile(...)`, `@compile` after
+`from torch import compile`, `@cc` after `from carve import compile as cc`)
+are rewritten; with `all_functions`, every function that uses torch; `select`
+narrows either set to the named functions (`f`, `Model.forward`). The
+analysis and outlining are the decorator's own (`carve.rewriters.outline`).
+
+Everything else in the file is kept byte for byte. The regions of a method
+are hoisted out of its class (to the module, or to the enclosing function),
+so in that method `super()` is spelled `super(Model, self)` and private names
+are written mangled (`self.__scale` -> `self._Model__scale`), exactly what
+Python does inside the class body. A compiled function nested in another
+compiled function is left to the outer one (it stays decorated and compiles
+when it runs). The output has no compile decorators left at the rewritten
+places, so rewriting it again changes nothing.
 """
 
 from __future__ import annotations
@@ -32,9 +44,12 @@ from libcst.helpers import parse_template_statement
 
 from carve.rewriters.analysis import ModuleContext, analyze_function
 from carve.rewriters.callees import decorator_name
+from carve.rewriters.names import ImportTable
 from carve.rewriters.outline import OutlinedFunction, outline_function
 
 COMPILE_DECORATORS = frozenset({"carve.compile", "torch.compile", "torch.compiler.compile"})
+# Keywords of carve.compile / torch.compile that carve.RegionSet takes as they are.
+COMPILE_KEYWORDS = frozenset({"backend", "fullgraph", "dynamic", "options", "mode", "recompile_limit", "disable"})
 # Functions carve itself generated: never rewritten again.
 GENERATED_DECORATOR_METHODS = frozenset({"graph", "entry"})
 
@@ -72,124 +87,268 @@ def rewrite_source(
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
         raise RewriteError(f"syntax error: {error.message}", error.raw_line) from None
-    context = ModuleContext(module, filename)
-    transformer = _ModuleRewriter(context, all_functions, select)
-    new_module = module.visit(transformer)
-    if not transformer.rewritten:
+    imports = ImportTable.from_module(module)
+    targets = _TargetFinder(imports, all_functions, select)
+    module.visit(targets)
+    if not targets.found:
         return RewriteResult(text)
+    # Methods first get the spelling that still works once their regions leave the class.
+    # Only expressions inside a line change, so every line number stays the same.
+    found = targets.found
+    if targets.methods:
+        methods = _MethodsOutsideTheirClass(targets.methods, set(found))
+        module = module.visit(methods)
+        found = {methods.renewed[key]: target for key, target in found.items()}
+    context = ModuleContext(module, filename)
+    transformer = _ModuleRewriter(context, found)
+    new_module = module.visit(transformer)
     new_module = _ensure_import_carve(new_module, context)
     return RewriteResult(new_module.code, transformer.rewritten)
 
 
-class _ModuleRewriter(cst.CSTTransformer):
-    """Rewrites target functions of module level, of classes, and of function bodies."""
+# -- which functions -----------------------------------------------------------------------
 
-    def __init__(self, context: ModuleContext, all_functions: bool, select: set[str] | None) -> None:
-        self.context = context
+@dataclass(frozen=True)
+class _Target:
+    qualname: str          # Python's __qualname__: "outer.<locals>.inner", "Model.forward"
+    region_prefix: str     # "outer_inner", "Model_forward"
+    class_name: str | None  # set for methods: their regions are hoisted out of the class
+
+
+class _TargetFinder(cst.CSTVisitor):
+    """Finds the functions to rewrite, outermost first; nothing inside one of them is a target."""
+
+    def __init__(self, imports: ImportTable, all_functions: bool, select: set[str] | None) -> None:
+        self.imports = imports
         self.all_functions = all_functions
         self.select = select
-        self.rewritten: list[RewrittenFunction] = []
-        self.scope: list[str] = []
+        self.found: dict[int, _Target] = {}          # id(FunctionDef) -> target
+        self.methods: dict[int, tuple[str, str | None]] = {}  # id(FunctionDef) -> (class, first parameter)
+        self.scope: list[tuple[str, str]] = []         # ("class" | "function", name)
+        self.entered: set[int] = set()
 
-    # Track qualified names; rewrite bodies bottom-up, block by block.
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.scope.append(node.name.value)
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.scope.append(("class", node.name.value))
+        return True
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scope.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if any(_is_generated(d) for d in node.decorators):
+            return False  # carve's own output, and everything inside it
+        names = [name for _, name in self.scope] + [node.name.value]
+        qualname = "".join(
+            f"{name}.<locals>." if kind == "function" else f"{name}." for kind, name in self.scope
+        ) + node.name.value
+        if self._is_target(node, names, qualname):
+            in_class = bool(self.scope) and self.scope[-1][0] == "class"
+            self.found[id(node)] = _Target(qualname, "_".join(names), self.scope[-1][1] if in_class else None)
+            if in_class:
+                self.methods[id(node)] = (self.scope[-1][1], _first_parameter(node))
+            return False  # nested compiled functions stay as they are, compiled when they run
+        self.scope.append(("function", node.name.value))
+        self.entered.add(id(node))
+        return True
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if id(node) in self.entered:
+            self.scope.pop()
+
+    def _is_target(self, func: cst.FunctionDef, names: list[str], qualname: str) -> bool:
+        if self.select is not None and not self.select & {func.name.value, ".".join(names), qualname}:
+            return False
+        if any(decorator_name(d, self.imports) in COMPILE_DECORATORS for d in func.decorators):
+            return True
+        return self.all_functions and _uses_torch(func, self.imports)
+
+
+def _first_parameter(func: cst.FunctionDef) -> str | None:
+    params = [*func.params.posonly_params, *func.params.params]
+    return params[0].name.value if params else None
+
+
+class _MethodsOutsideTheirClass(cst.CSTTransformer):
+    """In target methods: `super()` -> `super(Model, self)`, `self.__x` -> `self._Model__x`."""
+
+    def __init__(self, methods: dict[int, tuple[str, str | None]], targets: set[int]) -> None:
+        self.methods = methods
+        self.targets = targets
+        self.renewed: dict[int, int] = {}  # id(original target) -> id(its node in the new tree)
+        self.active: list[tuple[str, str | None]] = []
+        self.function_depth = 0  # functions entered inside the method (their super() is their own)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if id(node) in self.methods:
+            self.active.append(self.methods[id(node)])
+        elif self.active:
+            self.function_depth += 1
+        return True
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        if id(original) in self.methods:
+            self.active.pop()
+        elif self.active:
+            self.function_depth -= 1
+        if id(original) in self.targets:
+            self.renewed[id(original)] = id(updated)
+        return updated
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        if self.active:
+            self.function_depth += 1
+        return True
+
+    def leave_Lambda(self, original: cst.Lambda, updated: cst.Lambda) -> cst.Lambda:
+        if self.active:
+            self.function_depth -= 1
+        return updated
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return not self.active  # a class defined inside the method mangles with its own name
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if not self.active or self.function_depth or updated.args:
+            return updated
+        class_name, first_parameter = self.active[-1]
+        if not (isinstance(updated.func, cst.Name) and updated.func.value == "super") or first_parameter is None:
+            return updated
+        return updated.with_changes(args=[cst.Arg(cst.Name(class_name)), cst.Arg(cst.Name(first_parameter))])
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        return self._mangled(updated)
+
+    def _mangled(self, name: cst.Name) -> cst.Name:
+        if not self.active:
+            return name
+        identifier = name.value
+        class_name = self.active[-1][0].lstrip("_")
+        if identifier.startswith("__") and not identifier.endswith("__") and class_name:
+            return name.with_changes(value=f"_{class_name}{identifier}")
+        return name
+
+
+# -- the rewrite ---------------------------------------------------------------------------
+
+class _ModuleRewriter(cst.CSTTransformer):
+    """Replaces each target by its RegionSet, region functions and rewritten function.
+
+    Regions of a method go before the outermost class around it (class bodies
+    are not scopes their methods can see), into the module or the function
+    that holds that class, so they still close over that function's names.
+    """
+
+    def __init__(self, context: ModuleContext, targets: dict[int, _Target]) -> None:
+        self.context = context
+        self.targets = targets
+        self.rewritten: list[RewrittenFunction] = []
+        self.scopes: list[str] = []  # "class" / "function", innermost last
+        self.hoisted: list[list[cst.BaseStatement]] = []  # one list per enclosing class
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.scopes.append("class")
+        self.hoisted.append([])
+        return True
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef):
-        self.scope.pop()
-        return updated
+        self.scopes.pop()
+        hoisted = self.hoisted.pop()
+        if not hoisted:
+            return updated
+        if self.scopes and self.scopes[-1] == "class":  # a class in a class: carry them further out
+            self.hoisted[-1].extend(hoisted)
+            return updated
+        placed = self._spaced(hoisted, first_leading=updated.leading_lines)
+        return cst.FlattenSentinel([*placed, updated.with_changes(leading_lines=self._blank_lines())])
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.scope.append(node.name.value)
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if id(node) in self.targets:
+            return False
+        self.scopes.append("function")
+        return True
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
-        self.scope.pop()
-        return updated
+        target = self.targets.get(id(original))
+        if target is None:
+            self.scopes.pop()
+            return updated
+        regionset, region_defs, function = self._rewrite(original, target)
+        if target.class_name is not None:
+            self.hoisted[-1].extend([regionset, *region_defs])
+            return function
+        placed = self._spaced([regionset, *region_defs, function], first_leading=original.leading_lines)
+        return cst.FlattenSentinel(placed)
 
-    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        return updated.with_changes(body=self._rewrite_block(original.body, updated.body, prefix=""))
-
-    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
-        prefix = "_".join(self.scope)
-        return updated.with_changes(body=self._rewrite_block(original.body, updated.body, prefix))
-
-    def _rewrite_block(self, originals, updateds, prefix: str) -> list:
-        out: list = []
-        for original, updated in zip(originals, updateds):
-            if isinstance(original, cst.FunctionDef) and self._is_target(original):
-                out.extend(self._rewrite_function(original, prefix))
-            elif isinstance(original, cst.ClassDef):
-                hoisted, new_class = self._rewrite_methods(original, updated, prefix)
-                out.extend(hoisted)
-                out.append(new_class)
-            else:
-                out.append(updated)
-        return out
-
-    def _is_target(self, func: cst.FunctionDef) -> bool:
-        names = {decorator_name(d, self.context.imports) for d in func.decorators}
-        if any(_is_generated(d) for d in func.decorators):
-            return False
-        qualname = ".".join([*self.scope, func.name.value]) if self.scope else func.name.value
-        if self.select is not None and func.name.value not in self.select and qualname not in self.select:
-            return False
-        if names & COMPILE_DECORATORS:
-            return True
-        return self.all_functions and _uses_torch(func, self.context)
-
-    def _rewrite_function(self, func: cst.FunctionDef, prefix: str, class_name: str | None = None) -> list:
-        qualname = ".".join(filter(None, [*self.scope, class_name, func.name.value]))
-        region_prefix = "_".join(filter(None, [prefix, class_name, func.name.value]))
-        regions_var = f"_carve_{region_prefix}"
+    def _rewrite(self, func: cst.FunctionDef, target: _Target):
+        regions_var = f"_carve_{target.region_prefix}"
         analysis = analyze_function(func, self.context)
-        outlined = outline_function(func, analysis, self.context, regions_var=regions_var, region_prefix=region_prefix)
-        self.rewritten.append(RewrittenFunction(qualname, self.context.line_of(func), outlined))
-        compile_args = self._compile_arguments(func)
+        outlined = outline_function(
+            func, analysis, self.context, regions_var=regions_var, region_prefix=target.region_prefix
+        )
+        self.rewritten.append(RewrittenFunction(target.qualname, self.context.line_of(func), outlined))
+        arguments = "".join(", " + a for a in self._compile_arguments(func))
         regionset = parse_template_statement(
-            "{var} = carve.RegionSet({name}" + "".join(", " + a for a in compile_args) + ")",
-            var=cst.Name(regions_var), name=cst.SimpleString(repr(qualname)),
-        ).with_changes(leading_lines=func.leading_lines)
+            "{var} = carve.RegionSet({name}" + arguments + ")",
+            var=cst.Name(regions_var), name=cst.SimpleString(_quoted(target.qualname)),
+        )
+        region_defs = [
+            region_def.with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(
+                f"# carve: graph region, lines {info.first_line}-{info.last_line}, compiled to an FX graph"
+            ))])
+            for region_def, info in zip(outlined.region_defs, outlined.regions)
+        ]
         entry = cst.Decorator(cst.Attribute(cst.Name(regions_var), cst.Name("entry")))
         decorators = [entry if self._is_compile_decorator(d) else d for d in outlined.function.decorators]
         if not any(d is entry for d in decorators):
             decorators.append(entry)
-        new_func = outlined.function.with_changes(decorators=decorators, leading_lines=[cst.EmptyLine(indent=False)])
-        return [regionset, *outlined.region_defs, new_func]
+        # A method keeps its place (and the comments above it) in the class.
+        function = outlined.function.with_changes(
+            decorators=decorators, leading_lines=func.leading_lines if target.class_name is not None else ()
+        )
+        return regionset, region_defs, function
+
+    def _spaced(self, statements: list, first_leading) -> list:
+        """The first statement takes the replaced node's own leading lines; PEP 8 blank lines between."""
+        placed = [statements[0].with_changes(leading_lines=[*first_leading, *statements[0].leading_lines])]
+        for statement in statements[1:]:
+            placed.append(statement.with_changes(leading_lines=[*self._blank_lines(), *statement.leading_lines]))
+        return placed
+
+    def _blank_lines(self) -> list[cst.EmptyLine]:
+        """Two blank lines between top-level definitions, one inside a body (PEP 8)."""
+        return [cst.EmptyLine(indent=False)] * (1 if self.scopes else 2)
 
     def _is_compile_decorator(self, decorator: cst.Decorator) -> bool:
         return decorator_name(decorator, self.context.imports) in COMPILE_DECORATORS
 
     def _compile_arguments(self, func: cst.FunctionDef) -> list[str]:
+        """The decorator's keywords, passed on to carve.RegionSet; anything else cannot be."""
+        render = cst.Module(body=[]).code_for_node
         for decorator in func.decorators:
-            if self._is_compile_decorator(decorator) and isinstance(decorator.decorator, cst.Call):
-                return [
-                    cst.Module(body=[]).code_for_node(arg).rstrip(", ").strip()
-                    for arg in decorator.decorator.args if arg.keyword is not None
-                ]
+            if not (self._is_compile_decorator(decorator) and isinstance(decorator.decorator, cst.Call)):
+                continue
+            arguments = []
+            for arg in decorator.decorator.args:
+                keyword = arg.keyword.value if arg.keyword is not None else None
+                if keyword is None and arg.star != "**":
+                    raise RewriteError(
+                        f"cannot rewrite {func.name.value}(): positional argument to "
+                        f"{render(decorator.decorator.func)}(); pass options by keyword",
+                        self.context.line_of(decorator),
+                    )
+                if keyword is not None and keyword not in COMPILE_KEYWORDS:
+                    raise RewriteError(
+                        f"cannot rewrite {func.name.value}(): unsupported option {keyword}= "
+                        f"(carve takes {', '.join(sorted(COMPILE_KEYWORDS))})",
+                        self.context.line_of(decorator),
+                    )
+                arguments.append(render(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)).strip())
+            return arguments
         return []
 
-    def _rewrite_methods(self, original: cst.ClassDef, updated: cst.ClassDef, prefix: str):
-        hoisted: list = []
-        if not isinstance(updated.body, cst.IndentedBlock):
-            return hoisted, updated
-        new_body: list = []
-        self.scope.append(original.name.value)
-        try:
-            for original_statement, statement in zip(original.body.body, updated.body.body):
-                if isinstance(original_statement, cst.FunctionDef) and self._is_target(original_statement):
-                    self.scope.pop()
-                    parts = self._rewrite_function(original_statement, prefix, class_name=original.name.value)
-                    self.scope.append(original.name.value)
-                    hoisted.extend(parts[:-1])
-                    new_body.append(parts[-1])
-                else:
-                    new_body.append(statement)
-        finally:
-            self.scope.pop()
-        if hoisted:
-            hoisted[0] = hoisted[0].with_changes(leading_lines=updated.leading_lines)
-            updated = updated.with_changes(body=updated.body.with_changes(body=new_body), leading_lines=[cst.EmptyLine(indent=False)])
-        return hoisted, updated
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _is_generated(decorator: cst.Decorator) -> bool:
@@ -205,23 +364,24 @@ def _is_generated(decorator: cst.Decorator) -> bool:
 
 
 class _TorchUse(cst.CSTVisitor):
-    def __init__(self, context: ModuleContext) -> None:
-        self.context = context
+    def __init__(self, imports: ImportTable) -> None:
+        self.imports = imports
         self.found = False
 
     def visit_Name(self, node: cst.Name) -> None:
         if not self.found:
-            qualified = self.context.imports.qualify(node.value) or ""
+            qualified = self.imports.qualify(node.value) or ""
             self.found = qualified == "torch" or qualified.startswith("torch.")
 
 
-def _uses_torch(func: cst.FunctionDef, context: ModuleContext) -> bool:
-    visitor = _TorchUse(context)
+def _uses_torch(func: cst.FunctionDef, imports: ImportTable) -> bool:
+    visitor = _TorchUse(imports)
     func.body.visit(visitor)
     return visitor.found
 
 
 def _ensure_import_carve(module: cst.Module, context: ModuleContext) -> cst.Module:
+    """`import carve` after the leading imports, unless the module has it already."""
     if context.imports.aliases.get("carve") == "carve":
         return module
     body = list(module.body)
