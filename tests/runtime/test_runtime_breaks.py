@@ -9,7 +9,7 @@ import carve.runtime as rt
 from carve.runtime import GraphBreakError, state
 from carve.runtime.tracer import trace_region
 
-from conftest import line_of
+from runtime_helpers import line_of
 
 
 def with_item(x):

@@ -7,7 +7,7 @@ import torch
 
 from carve.runtime import CompileOptions, GraphRegion
 
-from conftest import CountingBackend
+from runtime_helpers import CountingBackend
 
 
 def add_mul(x, y):
