@@ -37,6 +37,7 @@ places, so rewriting it again changes nothing.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -99,7 +100,9 @@ def rewrite_source(
         methods = _MethodsOutsideTheirClass(targets.methods, set(found))
         module = module.visit(methods)
         found = {methods.renewed[key]: target for key, target in found.items()}
-    context = ModuleContext(module, filename)
+    # Messages in the emitted comments name the file by its base name: the output must not
+    # depend on the directory the file was read from.
+    context = ModuleContext(module, os.path.basename(filename))
     transformer = _ModuleRewriter(context, found)
     new_module = module.visit(transformer)
     new_module = _ensure_import_carve(new_module, context)

@@ -1,0 +1,39 @@
+"""Golden input: tensor-to-Python conversions with .item(), float() and int()."""
+import torch
+import carve
+
+
+_carve_stats = carve.RegionSet("stats", backend="eager")
+
+
+# carve: graph region, lines 8-8, compiled to an FX graph
+@_carve_stats.graph(8, 8)
+def _stats_graph_region_0_lines_8_8(x):
+    mean = x.mean()
+    return mean
+
+
+# carve: graph region, lines 10-10, compiled to an FX graph
+@_carve_stats.graph(10, 10)
+def _stats_graph_region_1_lines_10_10(x):
+    count = int(x.numel())
+    return count
+
+
+# carve: graph region, lines 12-12, compiled to an FX graph
+@_carve_stats.graph(12, 12)
+def _stats_graph_region_2_lines_12_12(x, spread, mean_value, count):
+    return x / (spread + 1.0), mean_value * count
+
+
+@_carve_stats.entry
+def stats(x):
+    mean = _stats_graph_region_0_lines_8_8(x)
+    # carve: eager, CRV004 tensor converted to a Python value: .item() converts a tensor to Python data
+    _carve_stats.graph_break(9, "CRV004")
+    mean_value = mean.item()
+    count = _stats_graph_region_1_lines_10_10(x)
+    # carve: eager, CRV004 tensor converted to a Python value: float() of a tensor converts it to a Python value
+    _carve_stats.graph_break(11, "CRV004")
+    spread = float((x - mean).abs().max())
+    return _stats_graph_region_2_lines_12_12(x, spread, mean_value, count)

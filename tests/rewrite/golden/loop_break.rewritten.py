@@ -1,0 +1,40 @@
+"""Golden input: a loop that breaks on a data-dependent condition."""
+import torch
+import carve
+
+
+_carve_accumulate_until = carve.RegionSet("accumulate_until", backend="eager")
+
+
+# carve: graph region, lines 8-9, compiled to an FX graph
+@_carve_accumulate_until.graph(8, 9)
+def _accumulate_until_graph_region_0_lines_8_9(x):
+    total = torch.zeros_like(x)
+    steps = 0
+    return total, steps
+
+
+# carve: graph region, lines 11-12, compiled to an FX graph
+@_carve_accumulate_until.graph(11, 12)
+def _accumulate_until_graph_region_1_lines_11_12(total, x, step):
+    total = total + x * step
+    steps = step
+    return total, steps
+
+
+# carve: graph region, lines 15-15, compiled to an FX graph
+@_carve_accumulate_until.graph(15, 15)
+def _accumulate_until_graph_region_2_lines_15_15(total, steps):
+    return total * 2, steps
+
+
+@_carve_accumulate_until.entry
+def accumulate_until(x, limit):
+    total, steps = _accumulate_until_graph_region_0_lines_8_9(x)
+    for step in range(1, 10):
+        total, steps = _accumulate_until_graph_region_1_lines_11_12(total, x, step)
+        # carve: eager, CRV005 control flow on a tensor's value: `if` condition depends on a tensor's value
+        _carve_accumulate_until.graph_break(13, "CRV005")
+        if total.sum() > limit:  # data-dependent: decided by tensor values
+            break
+    return _accumulate_until_graph_region_2_lines_15_15(total, steps)
