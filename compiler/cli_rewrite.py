@@ -195,8 +195,14 @@ def run(args: argparse.Namespace) -> int:
     files = _collect_files(args, errors)
     if mode == "output_dir":
         output_root = Path(args.output_dir).resolve()
+        inputs = [Path(p).resolve() for p in args.paths]
+        # Output paths are OUTDIR / (input relative to the common base): the same files iff OUTDIR is that base.
+        if output_root == _common_base(args.paths):
+            print("carve rewrite: error: OUTDIR is the input directory; use --in-place to overwrite inputs", file=sys.stderr)
+            return EXIT_ERROR
         # A rerun must not pick up its own earlier output when OUTDIR lies inside an input tree.
-        files = [f for f in files if output_root not in f.resolve().parents]
+        if not any(output_root == p or output_root in p.parents for p in inputs):
+            files = [f for f in files if output_root not in f.resolve().parents]
 
     tasks = [FileTask(str(path), args.all_functions, select) for path in files]
     outcomes = process_files(

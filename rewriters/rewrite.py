@@ -37,6 +37,7 @@ places, so rewriting it again changes nothing.
 
 from __future__ import annotations
 
+import ast
 import os
 from dataclasses import dataclass, field
 
@@ -87,7 +88,7 @@ def rewrite_source(
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        raise RewriteError(f"syntax error: {error.message}", error.raw_line) from None
+        raise _syntax_error(text, error) from None
     imports = ImportTable.from_module(module)
     targets = _TargetFinder(imports, all_functions, select)
     module.visit(targets)
@@ -348,6 +349,20 @@ class _ModuleRewriter(cst.CSTTransformer):
                 arguments.append(render(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)).strip())
             return arguments
         return []
+
+
+def _syntax_error(text: str, error: cst.ParserSyntaxError) -> RewriteError:
+    """Python's own message when it has one (`'(' was never closed`), else libcst's.
+
+    `ast.parse` only parses: nothing in the file runs.
+    """
+    try:
+        ast.parse(text)
+    except SyntaxError as python_error:
+        return RewriteError(f"syntax error: {python_error.msg}", python_error.lineno or 0)
+    except (ValueError, RecursionError):
+        pass
+    return RewriteError(f"syntax error: {error.message}", error.raw_line)
 
 
 def _quoted(text: str) -> str:
