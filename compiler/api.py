@@ -155,7 +155,13 @@ class CompiledFunction:
         """A trace found a break static analysis missed: re-split at that line on the next call."""
         if event.lineno in self._forced_breaks or self._rebuilds >= MAX_REBUILDS:
             return  # the region stays eager; rebuilding would not change the split
-        self._forced_breaks[event.lineno] = (event.code, event.message)
+        code, message = event.code, event.message
+        if len(event.user_stack) > 1:
+            # The break is inside a callee: whether it is an error is decided there (by the
+            # callee's own error_on_graph_break setting), not at this call site.
+            filename, line, function, _ = event.user_stack[-1]
+            code, message = "CRV016", f"{function}() breaks the graph at {filename}:{line} ({event.code}: {event.message})"
+        self._forced_breaks[event.lineno] = (code, message)
         self._rebuilds += 1
         self._impl = None
 
@@ -229,7 +235,8 @@ def _has_hooks(module) -> bool:
     )
 
 
-# callee -> its carve-compiled version, for `RegionSet.compiled` (nested frames).
+# callee -> [(options, its carve-compiled version)], for `RegionSet.compiled` (nested frames):
+# a callee reached from callers compiled with different options is compiled once per options.
 _nested: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
@@ -250,8 +257,10 @@ def compile_nested(fn, options: CompileOptions):
 
     if not is_user_code(fn.__code__) or classify_callable(fn) is not Marker.NONE:
         return fn
-    try:
-        return _nested[fn]
-    except KeyError:
-        compiled = _nested[fn] = CompiledFunction(fn, options)
-        return compiled
+    versions = _nested.setdefault(fn, [])
+    for known_options, compiled in versions:
+        if known_options is options or known_options == options:
+            return compiled
+    compiled = CompiledFunction(fn, options)
+    versions.append((options, compiled))
+    return compiled

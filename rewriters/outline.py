@@ -36,7 +36,9 @@ from libcst.helpers import parse_template_expression, parse_template_statement
 from carve.rewriters.analysis import FunctionAnalysis, ModuleContext
 from carve.rewriters.findings import Finding
 from carve.rewriters.liveness import local_names, reads_and_writes, region_inputs, region_outputs
-from carve.rewriters.partition import Compound, EagerStatement, GraphRun, Item, child_blocks, partition_block
+from carve.rewriters.partition import (
+    Compound, EagerStatement, GraphRun, Item, as_statement_line, child_blocks, partition_block,
+)
 from carve.rewriters.rules import rule
 
 
@@ -144,8 +146,9 @@ class _Outliner:
         self.result.regions.append(RegionInfo(name, first, last, inputs, outputs))
 
         # The region function: the user's statements verbatim, then the outputs.
-        leading = run.statements[0].leading_lines
-        body = [run.statements[0].with_changes(leading_lines=())] + list(run.statements[1:])
+        leading = getattr(run.statements[0], "leading_lines", ())
+        body = [as_statement_line(s) for s in run.statements]
+        body[0] = body[0].with_changes(leading_lines=())
         for original, emitted in zip(run.statements, body):
             self._origin(emitted, *self._lines(original), verbatim=True)
         if not run.ends_with_return and outputs:
@@ -180,7 +183,8 @@ class _Outliner:
     def _eager(self, item: EagerStatement) -> list[cst.BaseStatement]:
         statement = item.statement
         first, last = self._lines(statement)
-        converted = self._convert_calls(statement)
+        converted = as_statement_line(self._convert_calls(statement))
+        statement = as_statement_line(statement)
         emitted: list[cst.BaseStatement] = []
         if item.findings:
             self.result.eager.append(EagerInfo(first, item.findings))

@@ -44,7 +44,7 @@ class GraphRun:
     @property
     def ends_with_return(self) -> bool:
         last = self.statements[-1]
-        return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
+        return is_simple(last) and isinstance(last.body[-1], cst.Return)
 
 
 @dataclass
@@ -83,13 +83,11 @@ def partition_block(block: cst.BaseSuite, analysis: FunctionAnalysis) -> list[It
             run.clear()
 
     for statement in _statements(block):
-        if _graph_statement(statement, analysis, loop_depth=0):
+        if _graph_statement(statement, analysis, loop_depth=0, nested=False):
             run.append(statement)
-            if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[-1], cst.Return):
+            if is_simple(statement) and isinstance(statement.body[-1], cst.Return):
                 flush()
-        elif isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) or isinstance(
-            statement, (cst.FunctionDef, cst.ClassDef)
-        ):
+        elif is_simple(statement) or isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             flush()
             items.append(EagerStatement(statement, analysis.findings_of(statement)))
         else:
@@ -105,21 +103,35 @@ def _statements(block: cst.BaseSuite) -> list[cst.BaseStatement]:
     return list(block.body) if isinstance(block, cst.IndentedBlock) else [block]
 
 
-def _graph_statement(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_depth: int) -> bool:
+def is_simple(statement: cst.CSTNode) -> bool:
+    """A line of small statements: `a = 1; b = 2`, or the `return x` of `def f(x): return x`."""
+    return isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+
+
+def as_statement_line(statement: cst.CSTNode) -> cst.CSTNode:
+    """One-line suites (`if c: return x`) as ordinary statement lines, to place in indented blocks."""
+    if isinstance(statement, cst.SimpleStatementSuite):
+        return cst.SimpleStatementLine(body=statement.body)
+    return statement
+
+
+def _graph_statement(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_depth: int, nested: bool) -> bool:
+    """Can the trace capture `statement` whole? `nested`: it sits inside an if/for of the region."""
     if analysis.findings_of(statement):
         return False
-    if isinstance(statement, cst.SimpleStatementLine):
-        return all(_graph_small(small, loop_depth) for small in statement.body)
+    if is_simple(statement):
+        return all(_graph_small(small, loop_depth, nested) for small in statement.body)
     if isinstance(statement, cst.If):
         return all(
-            _graph_statement(s, analysis, loop_depth) for child in child_blocks(statement) for s in _statements(child)
+            _graph_statement(s, analysis, loop_depth, nested=True)
+            for child in child_blocks(statement) for s in _statements(child)
         )
     if isinstance(statement, cst.For) and statement.orelse is None and _short_loop(statement):
-        return all(_graph_statement(s, analysis, loop_depth + 1) for s in _statements(statement.body))
+        return all(_graph_statement(s, analysis, loop_depth + 1, nested=True) for s in _statements(statement.body))
     return False
 
 
-def _graph_small(small: cst.BaseSmallStatement, loop_depth: int) -> bool:
+def _graph_small(small: cst.BaseSmallStatement, loop_depth: int, nested: bool) -> bool:
     if isinstance(small, cst.Expr):
         # Docstrings and bare names are harmless; a bare call is kept in the graph.
         return not isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
@@ -128,7 +140,8 @@ def _graph_small(small: cst.BaseSmallStatement, loop_depth: int) -> bool:
     if isinstance(small, cst.AnnAssign):
         return small.value is not None and isinstance(small.target, cst.Name)
     if isinstance(small, cst.Return):
-        return loop_depth == 0 and small.value is not None
+        # Only a region's own last statement may return: the call site returns its result.
+        return not nested and small.value is not None
     if isinstance(small, (cst.Break, cst.Continue)):
         return loop_depth > 0  # only inside a loop that is itself in the graph
     return isinstance(small, cst.Pass)

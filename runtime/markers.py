@@ -91,9 +91,17 @@ def allow_in_graph(fn: Any) -> Any:
     if not callable(fn):
         raise TypeError("carve.allow_in_graph expects a callable")
     _disallowed.pop(id(fn), None)
-    _allowed[id(fn)] = fn
+    # torch's own operators are in graphs already: allowing one only undoes a disallow, and must
+    # not pin it as "allowed" over a later torch._dynamo.disallow_in_graph (the latest call wins).
+    if not _is_torch_operator(fn):
+        _allowed[id(fn)] = fn
     _bump()
     return fn
+
+
+def _is_torch_operator(fn: Any) -> bool:
+    module = getattr(fn, "__module__", None) or ""
+    return module == "torch" or module.startswith(("torch.", "torch._C"))
 
 
 def disallow_in_graph(fn: Any) -> Any:

@@ -226,6 +226,9 @@ class _Tracer(TorchFunctionMode):
         self.lifted: List[bool] = []
         self.input_tensors: List[torch.Tensor] = []
         self.in_handler = 0
+        # Tensors a nonstrict_trace'd function reads without taking them as inputs: constants,
+        # as torch's nonstrict_trace treats them (name -> tensor, held by the GraphModule).
+        self.constants: Dict[str, torch.Tensor] = {}
 
     # ---- inputs -----------------------------------------------------------------------------
 
@@ -413,12 +416,22 @@ class _Tracer(TorchFunctionMode):
         if torch.is_grad_enabled() != self.grad_enabled:
             raise _Untraceable("changes grad mode in a way carve cannot record")
 
+    def _constant(self, tensor: torch.Tensor) -> fx.Node:
+        name = f"_nonstrict_constant_{len(self.constants)}"
+        self.constants[name] = tensor
+        self.keep.append(tensor)
+        node = self.graph.get_attr(name)
+        self.env[id(tensor)] = node
+        return node
+
     def _map_args(self, args: tuple, kwargs: dict) -> Tuple[tuple, dict]:
         leaves, spec = pytree.tree_flatten((args, kwargs))
         mapped = []
         for leaf in leaves:
             if isinstance(leaf, torch.Tensor):
                 node = self.env.get(id(leaf))
+                if node is None and self.nonstrict_frames:
+                    node = self._constant(leaf)
                 if node is None:
                     raise _Untraceable("reads a tensor that is not a graph input (a global or attribute "
                                        "read inside a callee, or a tensor made outside the trace)")
@@ -610,27 +623,42 @@ def _has_bool_index(index: Any) -> bool:
 def _find_function(frame: Any, registry_only: bool = False) -> Any:
     """The function object whose code `frame` runs, looked up where the caller could have found it.
 
-    A frame only knows its code object; carve's registries, then the caller's globals and
-    locals are searched for a function with that code (once per code object per trace).
+    A frame only knows its code object, and closures made by one `def` share it: candidates
+    from the caller's locals and globals, then carve's registries, are checked against the
+    frame's free variables so the very closure being called is the one returned.
     """
     code = frame.f_code
     from . import markers
+    candidates: List[Any] = []
+    caller = frame.f_back
+    if caller is not None and not registry_only:
+        for obj in caller.f_locals.values():
+            if getattr(obj, "__code__", None) is code:
+                candidates.append(obj)
+        g = caller.f_globals
+        for name in caller.f_code.co_names:
+            obj = g.get(name)
+            if getattr(obj, "__code__", None) is code:
+                candidates.append(obj)
     for registry in (markers._allowed, markers._disallowed):
         for fn in registry.values():
             if getattr(fn, "__code__", None) is code:
+                candidates.append(fn)
+    if not code.co_freevars:
+        return candidates[0] if candidates else None
+    frame_locals = frame.f_locals
+    for fn in candidates:
+        cells = getattr(fn, "__closure__", None) or ()
+        try:
+            if all(frame_locals.get(name, _MISSING) is cell.cell_contents
+                   for name, cell in zip(code.co_freevars, cells)):
                 return fn
-    caller = frame.f_back
-    if caller is None or registry_only:
-        return None
-    g = caller.f_globals
-    for name in caller.f_code.co_names:
-        obj = g.get(name)
-        if getattr(obj, "__code__", None) is code:
-            return obj
-    for obj in caller.f_locals.values():
-        if getattr(obj, "__code__", None) is code:
-            return obj
+        except ValueError:  # an empty cell
+            continue
     return None
+
+
+_MISSING = object()
 
 
 def _frame_call_args(frame: Any) -> Tuple[tuple, dict]:
@@ -776,7 +804,10 @@ def _finish_graph(tracer: _Tracer, result: Any, guard_inputs: GuardInputs):
             continue
         sources.append(source)
         example_inputs.append(tensor)
-    gm = fx.GraphModule(torch.nn.Module(), tracer.graph)
+    root = torch.nn.Module()
+    for name, tensor in tracer.constants.items():
+        setattr(root, name, tensor)
+    gm = fx.GraphModule(root, tracer.graph)
     gm.recompile()
 
     if treespec.is_leaf() and len(leaves) == 1 and isinstance(leaves[0], torch.Tensor):
