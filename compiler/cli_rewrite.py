@@ -225,7 +225,10 @@ def run(args: argparse.Namespace) -> int:
     for message in errors:
         print(message, file=sys.stderr)
     if select:
-        matched = {name for o in outcomes for q in o.functions for name in (q, q.rsplit(".", 1)[-1])}
+        matched = {
+            name for o in outcomes for q in o.functions
+            for name in (q, q.replace(".<locals>", ""), q.rsplit(".", 1)[-1])
+        }
         for name in sorted(select - matched):
             print(f"carve rewrite: warning: --select {name}: no such compiled function was rewritten", file=sys.stderr)
     if not args.quiet:

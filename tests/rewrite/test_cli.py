@@ -208,6 +208,21 @@ def test_select_warns_about_names_that_matched_nothing(cli, tmp_path):
     assert "warning: --select missing: no such compiled function was rewritten" in err
 
 
+def test_select_by_qualified_name_reaches_methods_and_nested_functions(cli, tmp_path):
+    source = (
+        "import torch\nimport carve\n\n\nclass Model(torch.nn.Module):\n"
+        "    @carve.compile\n    def forward(self, x):\n        print(x)\n        return x\n\n\n"
+        "def outer():\n    @carve.compile\n    def forward(x):\n        print(x)\n        return x\n    return forward\n"
+    )
+    path = write(tmp_path / "m.py", source)
+    code, out, err = cli("rewrite", "--select", "Model.forward", path)
+    assert code == 0 and "warning" not in err
+    assert '_carve_Model_forward = carve.RegionSet("Model.forward")' in out and "_carve_outer_forward" not in out
+    code, out, err = cli("rewrite", "--select", "outer.forward", path)
+    assert code == 0 and "warning" not in err
+    assert '_carve_outer_forward = carve.RegionSet("outer.<locals>.forward")' in out and "_carve_Model" not in out
+
+
 def test_all_functions_includes_undecorated_torch_functions(cli, tmp_path):
     path = write(tmp_path / "m.py", TWO_FUNCTIONS + "\n\ndef no_torch(a):\n    return a + 1\n")
     code, out, _ = cli("rewrite", "--all-functions", path)
@@ -369,3 +384,35 @@ def test_golden_tree_is_already_rewritten(cli, tmp_path):
     code, out, err = cli("rewrite", "--check", tmp_path)
     assert code == 0 and out == ""
     assert err == "carve rewrite: 0 files would be rewritten, 9 unchanged\n"
+
+
+def test_progress_bar_on_a_terminal_and_quiet_turns_it_off(tmp_path):
+    import pty
+
+    src = tmp_path / "src"
+    for index in range(3):
+        write(src / f"m{index}.py", COMPILED)
+
+    def stderr_on_a_terminal(*extra):
+        master, slave = pty.openpty()
+        subprocess.run(
+            [sys.executable, "-m", "carve", "rewrite", str(src), "--check", "--jobs", "1", *extra],
+            stdout=subprocess.DEVNULL, stderr=slave, check=False,
+        )
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(master)
+        return b"".join(chunks).decode()
+
+    shown = stderr_on_a_terminal()
+    assert "carve rewrite [" in shown and "3/3" in shown
+    assert "carve rewrite: 3 files would be rewritten" in shown
+    assert stderr_on_a_terminal("-q") == ""
