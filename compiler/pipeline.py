@@ -22,6 +22,7 @@ from carve.regionset import RegionSet
 from carve.resolver import LiveResolver
 from carve.rewriters.analysis import FunctionAnalysis, ModuleContext, analyze_function
 from carve.rewriters.codegen import FACTORY_NAME, LineTable, factory_module
+from carve.rewriters.methods import MethodBodyOutsideClass
 from carve.rewriters.outline import OutlinedFunction, outline_function
 from carve.runtime.config import CompileOptions
 from carve.runtime.errors import GraphBreakError
@@ -45,8 +46,10 @@ def build(fn, options: CompileOptions, args: tuple, forced_breaks: dict[int, tup
     source = function_source(fn)
     module = source.module
     node = source.node
-    if "__class__" in fn.__code__.co_freevars:
-        module = module.visit(_ExplicitSuper(_first_param(node)))
+    class_name = _defining_class(fn)
+    if class_name or "__class__" in fn.__code__.co_freevars:
+        super_ok = "__class__" in fn.__code__.co_freevars
+        module = module.visit(MethodBodyOutsideClass(class_name, _first_param(node) if super_ok else None))
         node = module.body[0]
     context = ModuleContext(module, source.filename, source.first_line - 1)
     resolver = LiveResolver(fn, args[0] if args else None, has_first_arg=bool(args))
@@ -108,13 +111,9 @@ def _first_param(node: cst.FunctionDef) -> str | None:
     return params[0].name.value if params else None
 
 
-class _ExplicitSuper(cst.CSTTransformer):
-    """`super()` -> `super(__class__, self)`: zero-argument super needs the class cell of a class body."""
-
-    def __init__(self, first_param: str | None) -> None:
-        self.first_param = first_param
-
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        if self.first_param and isinstance(updated.func, cst.Name) and updated.func.value == "super" and not updated.args:
-            return updated.with_changes(args=[cst.Arg(cst.Name("__class__")), cst.Arg(cst.Name(self.first_param))])
-        return updated
+def _defining_class(fn) -> str | None:
+    """`Model` for a function defined in `class Model:` (from its qualified name), else None."""
+    parts = fn.__qualname__.split(".")
+    if len(parts) >= 2 and parts[-2] != "<locals>":
+        return parts[-2]
+    return None

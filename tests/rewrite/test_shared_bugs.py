@@ -1,6 +1,6 @@
 """Bugs found while testing `carve rewrite` in code it shares with the decorator path.
 
-Each is an xfail(strict=True) test: it starts passing (and so fails the run) once fixed.
+Each was found as an xfail(strict=True) test and is now a regression test.
 `carve rewrite` itself is not affected by these: it writes methods with the
 mangled names Python would use (see rewriters/rewrite.py).
 """
@@ -30,11 +30,5 @@ class _PrivateScale(_Base):
         return y
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AttributeError,
-    reason="compiler/pipeline.py: the decorator path compiles a method's outlined code outside its class, "
-    "so private names (self.__scale) are not mangled to self._PrivateScale__scale -> AttributeError",
-)
 def test_decorator_path_mangles_private_names_in_methods(capsys):
     assert torch.equal(_PrivateScale()(torch.ones(2)), torch.full((2,), 6.0))
