@@ -28,6 +28,8 @@ _EXPORTS = {
     "CompiledFunction": "carve.api",
     "CompiledModule": "carve.api",
     "RegionSet": "carve.regionset",
+    "explain": "carve.explanation",
+    "ExplainOutput": "carve.explanation",
     "GraphBreakError": "carve.runtime.errors",
     "allow_in_graph": "carve.runtime.markers",
     "disable": "carve.runtime.markers",

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import sys
 
+from carve.explanation import register_regionset
 from carve.rewriters.findings import Finding
 from carve.rewriters.rules import rule
 from carve.runtime import state
@@ -54,6 +55,7 @@ class RegionSet:
         # Called with a BreakEvent when a trace finds a break static analysis missed.
         self.on_break = None
         self.eager_calls: dict[tuple[int, str], int] = {}
+        register_regionset(self)
 
     # -- graph regions -----------------------------------------------------------------------
     def graph(self, first_line: int, last_line: int):

@@ -1,0 +1,133 @@
+"""`carve.explain`: what carve compiled and where it broke the graph, for one call.
+
+    out = carve.explain(train_step)(model, x, y, 0)
+    print(out)              # graphs, breaks (file:line, rule, message, hint, call stack), guards
+    out.graph_count, out.graph_break_count, out.break_reasons[0].code
+
+The function (and every function compiled on its own while it runs: callees
+that break its graph) is compiled afresh with the given options, run once,
+and the RegionSets created meanwhile are read. Breaks come from the static
+analysis (found before anything ran) and from tracing (found while running).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from carve.rewriters.rules import rule
+from carve.runtime.errors import source_line
+
+_collector = threading.local()
+
+
+@dataclass
+class BreakReason:
+    code: str
+    message: str
+    filename: str
+    line: int
+    source_line: str
+    hint: str
+    title: str
+    # (filename, line, function, source line) from the compiled function inward.
+    user_stack: list = field(default_factory=list)
+    found: str = "statically"  # or "while tracing"
+
+    def __str__(self) -> str:
+        text = f"{self.filename}:{self.line}: {self.code} {self.title}: {self.message}"
+        if self.source_line.strip():
+            text += f"\n        {self.source_line.strip()}"
+        for filename, line, function, source in self.user_stack[1:]:
+            text += f"\n      via {filename}:{line} in {function}: {source.strip()}"
+        return text + f"\n      hint: {self.hint}"
+
+
+@dataclass
+class ExplainOutput:
+    result: object
+    graph_count: int
+    graph_break_count: int
+    break_reasons: list
+    graphs: list
+    ops_per_graph: list
+    guards: list
+    compile_times: list
+    eager_statements_run: int
+
+    def __str__(self) -> str:
+        lines = [
+            f"graphs: {self.graph_count}",
+            f"graph breaks: {self.graph_break_count}",
+            f"ops per graph: {self.ops_per_graph}",
+            f"compile time: {sum(self.compile_times):.3f}s",
+        ]
+        if self.break_reasons:
+            lines.append("break reasons:")
+            lines.extend(f"  {i}. {reason}" for i, reason in enumerate(self.break_reasons, 1))
+        if self.guards:
+            lines.append("guards (first graph):")
+            lines.extend(f"  {g}" for g in self.guards[0])
+        return "\n".join(lines)
+
+
+def register_regionset(regions) -> None:
+    """Called by every RegionSet: while an explain runs, it is collected."""
+    sets = getattr(_collector, "sets", None)
+    if sets is not None:
+        sets.append(regions)
+
+
+def explain(fn, **compile_options):
+    """`explain(fn)(*args, **kwargs)` runs `fn` once under carve and reports what happened."""
+    from carve.api import CompiledFunction, CompiledModule, compile
+
+    target = fn
+    if isinstance(fn, CompiledFunction):
+        target = fn.fn
+    elif isinstance(fn, CompiledModule):
+        target = fn._orig_mod
+    compile_options.setdefault("backend", "eager")
+
+    def run(*args, **kwargs):
+        compiled = compile(target, **compile_options)
+        previous = getattr(_collector, "sets", None)
+        _collector.sets = []
+        try:
+            result = compiled(*args, **kwargs)
+            sets = list(_collector.sets)
+        finally:
+            _collector.sets = previous
+        return _report(result, sets)
+
+    return run
+
+
+def _report(result, sets) -> ExplainOutput:
+    reasons: dict[tuple, BreakReason] = {}
+    graphs, ops, guards, times = [], [], [], []
+    eager_runs = 0
+    for regions in sets:
+        for finding in regions.findings.values():
+            if not rule(finding.code).lint_default:
+                continue
+            key = (regions.filename, finding.line, finding.code)
+            stack = [(regions.filename, finding.line, regions.name, source_line(regions.filename, finding.line))]
+            reasons.setdefault(key, _reason(finding.code, finding.message, regions.filename, finding.line, stack, "statically"))
+        eager_runs += sum(regions.eager_calls.values())
+        for region in regions.regions:
+            graphs.extend(region.graphs)
+            ops.extend(region.ops_per_graph)
+            guards.extend(region.guards)
+            times.extend(region.compile_times)
+            for event in region.break_events:
+                key = (event.filename, event.lineno, event.code)
+                reasons.setdefault(key, _reason(event.code, event.message, event.filename, event.lineno,
+                                                list(event.user_stack), "while tracing"))
+    ordered = sorted(reasons.values(), key=lambda r: (r.filename, r.line, r.code))
+    return ExplainOutput(result, len(graphs), len(ordered), ordered, graphs, ops, guards, times, eager_runs)
+
+
+def _reason(code, message, filename, line, stack, found) -> BreakReason:
+    r = rule(code)
+    return BreakReason(code, message, filename, line, source_line(filename, line), r.hint, r.title, stack, found)
