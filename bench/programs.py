@@ -1,0 +1,154 @@
+"""The hand-written benchmark programs, cases (a)-(e) of `make bench`.
+
+They live in a real module because carve reads a function's source. Each
+case is one plain Python function; `bench/speed.py` runs it eagerly, under
+`torch.compile` and under `carve.compile`, and `bench/capture.py` counts how
+much of its tensor work each compiler runs inside compiled graphs.
+
+    (a) chain         a break-free elementwise chain of 20 ops
+    (b) loop_print    the chain in an 8-iteration loop with a print in the body
+    (c) try_print     the chain in a try block with a print
+    (d) with_print    the chain in a user `with` block with a print
+    (e) add_one       `x + 1` on 8 elements: per-call overhead
+
+The chain keeps values bounded (sin/cos/tanh/sigmoid, small constants), so it
+can be repeated any number of times without overflowing.
+"""
+
+from __future__ import annotations
+
+import torch
+
+CHAIN_ITERATIONS = 8
+
+
+def chain(x):
+    """20 elementwise ops, no graph break: case (a)."""
+    x = torch.sin(x)
+    x = x * 1.5
+    x = x + 0.25
+    x = torch.cos(x)
+    x = x * x
+    x = x - 0.5
+    x = torch.sin(x)
+    x = x * 0.75
+    x = x + 0.1
+    x = torch.cos(x)
+    x = x * 2.0
+    x = x - 1.0
+    x = torch.tanh(x)
+    x = x + 0.3
+    x = torch.sin(x)
+    x = x * 1.25
+    x = torch.cos(x)
+    x = x - 0.2
+    x = torch.sigmoid(x)
+    x = x * 3.0
+    return x
+
+
+def loop_print(x):
+    """Case (b): the chain in a loop, with a print in the body."""
+    for step in range(CHAIN_ITERATIONS):
+        x = torch.sin(x)
+        x = x * 1.5
+        x = x + 0.25
+        x = torch.cos(x)
+        x = x * x
+        x = x - 0.5
+        x = torch.sin(x)
+        x = x * 0.75
+        x = x + 0.1
+        x = torch.cos(x)
+        print("step", step)
+        x = x * 2.0
+        x = x - 1.0
+        x = torch.tanh(x)
+        x = x + 0.3
+        x = torch.sin(x)
+        x = x * 1.25
+        x = torch.cos(x)
+        x = x - 0.2
+        x = torch.sigmoid(x)
+        x = x * 3.0
+    return x
+
+
+def try_print(x):
+    """Case (c): the chain in a try block, with a print in it."""
+    try:
+        x = torch.sin(x)
+        x = x * 1.5
+        x = x + 0.25
+        x = torch.cos(x)
+        x = x * x
+        x = x - 0.5
+        x = torch.sin(x)
+        x = x * 0.75
+        x = x + 0.1
+        x = torch.cos(x)
+        print("halfway")
+        x = x * 2.0
+        x = x - 1.0
+        x = torch.tanh(x)
+        x = x + 0.3
+        x = torch.sin(x)
+        x = x * 1.25
+        x = torch.cos(x)
+        x = x - 0.2
+        x = torch.sigmoid(x)
+        x = x * 3.0
+    except RuntimeError:
+        x = torch.zeros_like(x)
+    return x
+
+
+class Section:
+    """A user-defined context manager (what a profiler range or a timer would be)."""
+
+    def __init__(self, name):
+        self.name = name
+        self.depth = 0
+
+    def __enter__(self):
+        self.depth += 1
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.depth -= 1
+        return False
+
+
+SECTION = Section("chain")
+
+
+def with_print(x):
+    """Case (d): the chain in a user `with` block, with a print in it."""
+    with SECTION:
+        x = torch.sin(x)
+        x = x * 1.5
+        x = x + 0.25
+        x = torch.cos(x)
+        x = x * x
+        x = x - 0.5
+        x = torch.sin(x)
+        x = x * 0.75
+        x = x + 0.1
+        x = torch.cos(x)
+        print("in section", SECTION.name)
+        x = x * 2.0
+        x = x - 1.0
+        x = torch.tanh(x)
+        x = x + 0.3
+        x = torch.sin(x)
+        x = x * 1.25
+        x = torch.cos(x)
+        x = x - 0.2
+        x = torch.sigmoid(x)
+        x = x * 3.0
+    return x
+
+
+def add_one(x):
+    """Case (e): the smallest possible graph, to measure per-call overhead."""
+    return x + 1

@@ -1,0 +1,230 @@
+"""`make bench`: carve's benchmarks, as DESIGN.md ("How carve's success is measured") asks.
+
+1. Speed (bench/speed.py): eager vs torch.compile vs carve.compile in one
+   process, same backend, on the chain programs of bench/programs.py, plus
+   per-call overhead.
+2. Capture (bench/capture.py): the share of an eager run's torch-level ops
+   that each compiler runs inside graphs, on the break-heavy programs (b)-(d)
+   and on programs from bench/generate.py; every compiled run is compared
+   with eager (results, prints, context-manager and `finally` events).
+3. The linter benchmark, bench/lint_bench.py, if present (its own process).
+
+Tables go to stdout and to bench/results/latest.md; with --write-docs also to
+docs/bench.md (what the README quotes).
+
+    .venv/bin/python bench/run.py                 # everything (~3-5 minutes on 2 cores)
+    .venv/bin/python bench/run.py --quick         # fewer rounds and programs
+    .venv/bin/python bench/run.py --only capture  # one part
+    .venv/bin/python bench/run.py --threads 1     # fewer intra-op threads (steadier on a busy machine)
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import logging
+import os
+import platform
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(BENCH))
+
+import torch  # noqa: E402
+
+import capture  # noqa: E402
+import speed  # noqa: E402
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def load() -> str:
+    try:
+        return " ".join(f"{value:.2f}" for value in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
+def environment(threads: int, load_before: str) -> str:
+    return (
+        f"torch {torch.__version__}, Python {platform.python_version()}, {platform.machine()}, "
+        f"{os.cpu_count()} cores, {threads} intra-op thread(s), no GPU; "
+        f"load average (1/5/15 min) {load_before} at start, {load()} at end; "
+        f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}"
+    )
+
+
+def speed_section(results) -> str:
+    return "\n".join([
+        "## Speed",
+        "",
+        "Median time per call (torch.utils.benchmark, interleaved rounds, warm: compile time excluded). "
+        f"(a)-(d): Inductor backend for both compilers, {speed.CHAIN_ELEMENTS:,} float32 elements; "
+        "prints are real but go to os.devnull for all three. "
+        f"(e): `eager` backend, {speed.OVERHEAD_ELEMENTS} elements; overhead = compiled - plain call.",
+        "",
+        speed.table(results),
+    ])
+
+
+def capture_table(results) -> str:
+    lines = [
+        "| program | eager ops | torch.compile: graphs | torch.compile: capture | carve: graphs | carve: capture | matches eager |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for result in results:
+        cells = []
+        for compiler in capture.COMPILERS:
+            value = result.capture(compiler)
+            cells += [str(result.graphs.get(compiler, "-")), "-" if value is None else f"{value:.0%}"]
+        bad = [f"{c}: {'crash' if c in result.errors else 'WRONG'}" for c in capture.COMPILERS
+               if c in result.errors or c in result.mismatches]
+        lines.append(f"| {result.name} | {result.eager_ops} | " + " | ".join(cells)
+                     + f" | {'yes' if not bad else '**no** (' + ', '.join(bad) + ')'} |")
+    return "\n".join(lines)
+
+
+def capture_summary(handwritten, generated) -> str:
+    lines = [
+        "| programs | torch.compile: mean capture | carve: mean capture | carve: min capture | torch.compile: failures | carve: failures |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label, results in (("(b)-(d) hand-written", handwritten), (f"{len(generated)} generated", generated)):
+        cells = []
+        for compiler in capture.COMPILERS:
+            values = [r.capture(compiler) for r in results if r.capture(compiler) is not None]
+            cells.append(f"{sum(values) / len(values):.1%}" if values else "-")
+        carve_values = [r.capture("carve") for r in results if r.capture("carve") is not None]
+        cells.append(f"{min(carve_values):.1%}" if carve_values else "-")
+        for compiler in capture.COMPILERS:
+            wrong = sum(compiler in r.mismatches and compiler not in r.errors for r in results)
+            crashed = sum(compiler in r.errors for r in results)
+            cells.append(f"{wrong} wrong, {crashed} crashed" if wrong or crashed else "0")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def outside_summary(results) -> str:
+    """The ops carve still runs outside graphs, by name: where the missing capture goes."""
+    totals: dict = {}
+    for result in results:
+        for name, count in result.outside.items():
+            totals[name] = totals.get(name, 0) + count
+    eager = sum(r.eager_ops for r in results if r.outside)
+    if not totals or not eager:
+        return ""
+    ranked = sorted(totals.items(), key=lambda item: -item[1])
+    listed = ", ".join(f"`{name}` {count}" for name, count in ranked[:10])
+    return (f"Ops carve ran outside graphs on the generated programs (one call each, "
+            f"{sum(totals.values())} of {eager} eager ops): {listed}.")
+
+
+def capture_section(handwritten, generated, first_seed: int) -> str:
+    return "\n".join([
+        "## Capture",
+        "",
+        "Share of the torch-level ops of one eager call (counted with a TorchFunctionMode) that run inside "
+        "compiled graphs (counted by a backend that wraps each graph; steady-state call after two warm-ups). "
+        "Both compilers get the same counting backend (graphs run as `gm.forward`). A failure is a compiled "
+        "run whose result, printed output, context-manager/`finally` events or exception differ from eager's "
+        "(a crash is an exception eager did not raise). "
+        f"Generated programs: `bench/generate.py`, seeds {first_seed}-{first_seed + len(generated) - 1}, "
+        "64-element tensors. DESIGN.md's goal for carve: 90% and more.",
+        "",
+        capture_summary(handwritten, generated),
+        "",
+        outside_summary(generated),
+        "",
+        "<details><summary>Per program</summary>",
+        "",
+        capture_table(handwritten + generated),
+        "",
+        "</details>",
+    ])
+
+
+def run_lint_bench() -> str | None:
+    """bench/lint_bench.py in its own process; its failure is a note, never the end of `make bench`."""
+    script = BENCH / "lint_bench.py"
+    if not script.exists():
+        return None
+    log("lint benchmark (bench/lint_bench.py) ...")
+    try:
+        process = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True,
+                                 timeout=600)
+    except subprocess.TimeoutExpired:
+        return "## Lint\n\nNote: bench/lint_bench.py did not finish within 10 minutes."
+    if process.returncode != 0:
+        tail = "\n".join((process.stdout + process.stderr).strip().splitlines()[-20:])
+        return (f"## Lint\n\nNote: bench/lint_bench.py failed (exit {process.returncode}); its last lines:\n\n"
+                f"```\n{tail}\n```")
+    return process.stdout.strip()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", choices=["speed", "capture", "lint"], help="run one part only")
+    parser.add_argument("--quick", action="store_true", help="fewer timing rounds and generated programs")
+    parser.add_argument("--programs", type=int, default=None, help="generated programs (default 20)")
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
+    parser.add_argument("--write-docs", action="store_true", help="also write docs/bench.md")
+    args = parser.parse_args(argv)
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    threads = torch.get_num_threads()
+    # Graph-break warnings from dynamo and carve's "running eagerly" notes would drown the tables.
+    logging.getLogger("torch._dynamo").setLevel(logging.ERROR)
+    logging.getLogger("carve").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore")
+    load_before = load()
+    started = time.time()
+    if float(load_before.split()[0] if load_before != "unknown" else 0) > 1.5:
+        log(f"note: load average is {load_before}; timings will be noisy")
+
+    sections = []
+    if args.only in (None, "speed"):
+        rounds, min_run_time = (2, 0.3) if args.quick else (5, 0.6)
+        sections.append(speed_section(speed.run(rounds=rounds, min_run_time=min_run_time, log=log)))
+    if args.only in (None, "capture"):
+        count = args.programs if args.programs is not None else (6 if args.quick else 20)
+        log("capture (b)-(d) ...")
+        handwritten = capture.run_handwritten(log=log)
+        log(f"capture on {count} generated programs ...")
+        generated = capture.run_generated(count, args.first_seed, log=log,
+                                          keep_dir=BENCH / "results" / "failures")
+        sections.append(capture_section(handwritten, generated, args.first_seed))
+
+    report = "\n\n".join([
+        "# carve benchmarks",
+        f"`make bench` ({environment(threads, load_before)}; took {time.time() - started:.0f} s). "
+        "Reproduce with `make bench`; `.venv/bin/python bench/run.py --write-docs` also rewrites this file.",
+        *sections,
+    ]) + "\n"
+    print(report)
+    (BENCH / "results").mkdir(exist_ok=True)
+    (BENCH / "results" / "latest.md").write_text(report)
+    if args.write_docs:
+        (ROOT / "docs" / "bench.md").write_text(report)
+        log("wrote docs/bench.md")
+
+    if args.only in (None, "lint"):
+        lint = run_lint_bench()
+        if lint:
+            print(lint)
+            with open(BENCH / "results" / "latest.md", "a") as out:
+                out.write("\n" + lint + "\n")
+    log(f"wrote bench/results/latest.md ({time.time() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

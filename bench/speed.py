@@ -1,0 +1,191 @@
+"""Speed: eager vs torch.compile vs carve.compile, side by side in one process.
+
+Cases (a)-(d) use the Inductor backend for both compilers and a 1M-element
+float32 tensor; case (e) uses the `eager` backend on 8 elements and reports
+per-call overhead over a plain Python call of the same function.
+
+Every variant is warmed up first (compile time is excluded), then timed with
+`torch.utils.benchmark.Timer.blocked_autorange` in interleaved rounds
+(eager, torch.compile, carve, eager, ...) so that load from other processes on
+a shared machine hits all three alike; the reported time is the median over
+all rounds' measurements. Prints stay real during timing but go to
+`os.devnull`, for all three variants, so printing costs the same everywhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import statistics
+from dataclasses import dataclass, field
+
+import torch
+import torch._dynamo
+from torch.utils.benchmark import Timer
+
+import carve
+
+import programs
+
+CHAIN_ELEMENTS = 1_000_000
+OVERHEAD_ELEMENTS = 8
+
+
+@dataclass
+class Case:
+    key: str
+    title: str
+    fn: object
+    elements: int
+    backend: str
+    overhead: bool = False  # report compiled - eager instead of speedups
+
+
+CASES = [
+    Case("a", "break-free chain (20 ops)", programs.chain, CHAIN_ELEMENTS, "inductor"),
+    Case("b", f"chain in a {programs.CHAIN_ITERATIONS}-iteration loop with a print", programs.loop_print,
+         CHAIN_ELEMENTS, "inductor"),
+    Case("c", "chain in a try block with a print", programs.try_print, CHAIN_ELEMENTS, "inductor"),
+    Case("d", "chain in a user `with` block with a print", programs.with_print, CHAIN_ELEMENTS, "inductor"),
+    Case("e", "per-call overhead, `x + 1` on 8 elements", programs.add_one, OVERHEAD_ELEMENTS, "eager",
+         overhead=True),
+]
+
+
+@dataclass
+class CaseResult:
+    case: Case
+    seconds: dict = field(default_factory=dict)  # variant -> median seconds per call
+    ok: dict = field(default_factory=dict)  # variant -> result equals eager's
+    error: dict = field(default_factory=dict)  # variant -> error text, if it failed
+
+
+VARIANTS = ("eager", "torch.compile", "carve")
+
+
+@contextlib.contextmanager
+def quiet_stdout():
+    """Send prints to os.devnull: still real writes, at the same cost for every variant."""
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+        yield
+
+
+def _median_time(callable_, arg, rounds_times: list, min_run_time: float) -> None:
+    timer = Timer(stmt="fn(x)", globals={"fn": callable_, "x": arg}, num_threads=torch.get_num_threads())
+    measurement = timer.blocked_autorange(min_run_time=min_run_time)
+    rounds_times.extend(measurement.times)
+
+
+def run_case(case: Case, rounds: int, min_run_time: float, log=print) -> CaseResult:
+    result = CaseResult(case)
+    torch.manual_seed(0)
+    x = torch.randn(case.elements)
+    torch._dynamo.reset()
+    variants = {
+        "eager": case.fn,
+        "torch.compile": torch.compile(case.fn, backend=case.backend),
+        "carve": carve.compile(case.fn, backend=case.backend),
+    }
+    with quiet_stdout():
+        expected = case.fn(x.clone())
+    live = {}
+    for name, fn in variants.items():
+        try:
+            with quiet_stdout():
+                for _ in range(3):  # compile, then settle caches
+                    out = fn(x)
+            result.ok[name] = bool(torch.allclose(out, expected, rtol=1e-4, atol=1e-5))
+            live[name] = fn
+        except Exception as error:  # a crash is a result to report, not a reason to stop the bench
+            result.error[name] = f"{type(error).__name__}: {error}"
+            log(f"  ({case.key}) {name} FAILED: {result.error[name]}")
+    times = {name: [] for name in live}
+    with quiet_stdout():
+        for _ in range(rounds):
+            for name, fn in live.items():
+                _median_time(fn, x, times[name], min_run_time)
+    for name, samples in times.items():
+        result.seconds[name] = statistics.median(samples)
+    return result
+
+
+def run(rounds: int = 3, min_run_time: float = 0.6, log=print) -> list:
+    results = []
+    for case in CASES:
+        log(f"speed ({case.key}) {case.title} ...")
+        results.append(run_case(case, rounds, min_run_time, log))
+    return results
+
+
+# -- reporting ---------------------------------------------------------------------------------
+
+def _fmt_time(seconds) -> str:
+    if seconds is None:
+        return "failed"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} us"
+
+
+def _verdict(met: bool | None) -> str:
+    return "n/a" if met is None else ("met" if met else "**not met**")
+
+
+def targets(result: CaseResult) -> tuple[str, bool | None]:
+    """The issue's target for this case and whether this run met it."""
+    s = result.seconds
+    eager, tc, cv = s.get("eager"), s.get("torch.compile"), s.get("carve")
+    key = result.case.key
+    if cv is None or not result.ok.get("carve", False):
+        text = {"a": "within 5% of torch.compile", "e": "overhead <= 1/2 of torch.compile's"}.get(
+            key, ">= 2x eager and torch.compile")
+        return text, False
+    if key == "a":
+        return "within 5% of torch.compile", None if tc is None else cv <= tc * 1.05
+    if key == "e":
+        if tc is None or eager is None:
+            return "overhead <= 1/2 of torch.compile's", None
+        return "overhead <= 1/2 of torch.compile's", (cv - eager) <= 0.5 * (tc - eager)
+    met = eager is not None and eager / cv >= 2 and (tc is None or tc / cv >= 2)
+    return ">= 2x eager and torch.compile", met
+
+
+def table(results: list) -> str:
+    lines = [
+        "| case | eager | torch.compile | carve.compile | torch.compile speedup over eager | carve speedup over eager | carve speedup over torch.compile | target | met |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for result in results:
+        if result.case.overhead:
+            continue
+        s = result.seconds
+        eager, tc, cv = s.get("eager"), s.get("torch.compile"), s.get("carve")
+
+        def ratio(num, den):
+            return f"{num / den:.2f}x" if num and den else "-"
+
+        text, met = targets(result)
+        wrong = [name for name, ok in result.ok.items() if not ok]
+        note = f" (WRONG RESULT: {', '.join(wrong)})" if wrong else ""
+        lines.append(
+            f"| ({result.case.key}) {result.case.title}{note} | {_fmt_time(eager)} | {_fmt_time(tc)} | {_fmt_time(cv)} "
+            f"| {ratio(eager, tc)} | {ratio(eager, cv)} | {ratio(tc, cv)} | {text} | {_verdict(met)} |"
+        )
+    overhead = [r for r in results if r.case.overhead]
+    if overhead:
+        lines += [
+            "",
+            "| case | plain call | torch.compile | carve.compile | torch.compile overhead | carve overhead | target | met |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for result in overhead:
+            s = result.seconds
+            eager, tc, cv = s.get("eager"), s.get("torch.compile"), s.get("carve")
+            text, met = targets(result)
+            tc_over = _fmt_time(tc - eager) if tc is not None and eager is not None else "-"
+            cv_over = _fmt_time(cv - eager) if cv is not None and eager is not None else "-"
+            lines.append(
+                f"| ({result.case.key}) {result.case.title} | {_fmt_time(eager)} | {_fmt_time(tc)} | {_fmt_time(cv)} "
+                f"| {tc_over} | {cv_over} | {text} | {_verdict(met)} |"
+            )
+    return "\n".join(lines)
