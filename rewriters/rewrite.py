@@ -46,6 +46,7 @@ from libcst.helpers import parse_template_statement
 
 from carve.rewriters.analysis import ModuleContext, analyze_function
 from carve.rewriters.callees import decorator_name
+from carve.rewriters.methods import MethodBodyOutsideClass
 from carve.rewriters.names import ImportTable
 from carve.rewriters.outline import OutlinedFunction, outline_function
 
@@ -173,63 +174,27 @@ def _first_parameter(func: cst.FunctionDef) -> str | None:
 
 
 class _MethodsOutsideTheirClass(cst.CSTTransformer):
-    """In target methods: `super()` -> `super(Model, self)`, `self.__x` -> `self._Model__x`."""
+    """Applies the decorator path's own `MethodBodyOutsideClass` to each target method.
+
+    `super()` becomes `super(Model, self)`: the rewritten file has no `__class__` cell
+    to pass, and the class's name is what it is bound to where the regions run.
+    """
 
     def __init__(self, methods: dict[int, tuple[str, str | None]], targets: set[int]) -> None:
         self.methods = methods
         self.targets = targets
         self.renewed: dict[int, int] = {}  # id(original target) -> id(its node in the new tree)
-        self.active: list[tuple[str, str | None]] = []
-        self.function_depth = 0  # functions entered inside the method (their super() is their own)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        if id(node) in self.methods:
-            self.active.append(self.methods[id(node)])
-        elif self.active:
-            self.function_depth += 1
-        return True
+        return id(node) not in self.targets  # a target holds no other target
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
         if id(original) in self.methods:
-            self.active.pop()
-        elif self.active:
-            self.function_depth -= 1
+            class_name, first_parameter = self.methods[id(original)]
+            updated = original.visit(MethodBodyOutsideClass(class_name, first_parameter, super_class=class_name))
         if id(original) in self.targets:
             self.renewed[id(original)] = id(updated)
         return updated
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        if self.active:
-            self.function_depth += 1
-        return True
-
-    def leave_Lambda(self, original: cst.Lambda, updated: cst.Lambda) -> cst.Lambda:
-        if self.active:
-            self.function_depth -= 1
-        return updated
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return not self.active  # a class defined inside the method mangles with its own name
-
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if not self.active or self.function_depth or updated.args:
-            return updated
-        class_name, first_parameter = self.active[-1]
-        if not (isinstance(updated.func, cst.Name) and updated.func.value == "super") or first_parameter is None:
-            return updated
-        return updated.with_changes(args=[cst.Arg(cst.Name(class_name)), cst.Arg(cst.Name(first_parameter))])
-
-    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
-        return self._mangled(updated)
-
-    def _mangled(self, name: cst.Name) -> cst.Name:
-        if not self.active:
-            return name
-        identifier = name.value
-        class_name = self.active[-1][0].lstrip("_")
-        if identifier.startswith("__") and not identifier.endswith("__") and class_name:
-            return name.with_changes(value=f"_{class_name}{identifier}")
-        return name
 
 
 # -- the rewrite ---------------------------------------------------------------------------

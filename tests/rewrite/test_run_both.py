@@ -115,8 +115,7 @@ def test_emitted_graph_regions_are_compiled_and_cached(tmp_path, monkeypatch):
 
 def test_methods_nested_functions_and_other_spellings(tmp_path, monkeypatch, capsys):
     eager, original, emitted = load_three("methods_and_spellings", tmp_path, monkeypatch)
-    # The decorator path (original) mishandles `self.__scale`: see test_shared_bugs.py.
-    modules = (eager, emitted)
+    modules = (eager, original, emitted)
     scalers = [m.Scaler() for m in modules]
     capsys.readouterr()
     for x in (t(1, 2), t(1, 2), t(-3, 0.5)):
@@ -124,9 +123,9 @@ def test_methods_nested_functions_and_other_spellings(tmp_path, monkeypatch, cap
         for scaler in scalers[1:]:
             seen = observe(scaler, [x], capsys)
             assert _same(seen[0], expected[0]) and seen[1] == expected[1]
-    assert [s.calls for s in scalers] == [3, 3]
+    assert [s.calls for s in scalers] == [3, 3, 3]
 
-    affines = [m.make_affine(t(2, -2)) for m in (eager, original, emitted)]
+    affines = [m.make_affine(t(2, -2)) for m in modules]
     for x in (t(1, 1), t(-1, 5)):
         expected = observe(affines[0], [x], capsys)
         for affine in affines[1:]:
