@@ -25,7 +25,8 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from carve.rewriters.callees import CalleeInfo, CalleeKind, CallResolver, ModuleResolver
-from carve.rewriters.checks import CALL_CHECKS, SUBSCRIPT_CHECKS, CheckContext, side_effects
+from carve.rewriters.checks import CALL_CHECKS, IF_EXPRESSION_CHECKS, SUBSCRIPT_CHECKS, CheckContext, side_effects
+from carve.rewriters.checks.walk import import_table, walk
 from carve.rewriters.findings import Finding
 from carve.rewriters.names import ImportTable, dotted_name
 from carve.rewriters.rules import rule
@@ -71,10 +72,14 @@ class ModuleContext:
         self.module = module
         self.filename = filename
         self.line_offset = line_offset
-        self.imports = ImportTable.from_module(module)
-        self.positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        self.imports = import_table(module)
+        self.positions = self._module_positions()
         self.static_resolver = ModuleResolver(module, self.imports, filename)
         self.static_resolver.analyse_callee = lambda func, _resolver: analyze_function(func, self).findings
+
+    def _module_positions(self):
+        """Positions of every node; `carve lint` overrides this to compute them only where it reports."""
+        return MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
 
     def position(self, node: cst.CSTNode) -> CodeRange | None:
         return self.positions.get(node)
@@ -114,12 +119,12 @@ class _FunctionWalker:
     def run(self) -> None:
         func = self.analysis.func
         declared = _GlobalDeclarations()
-        func.body.visit(declared)
+        walk(func.body, declared)
         self.analysis.global_names = declared.names
         if func.asynchronous is not None:
             self._whole("CRV011", func, "async def functions run eagerly")
         generator = _YieldFinder()
-        func.body.visit(generator)
+        walk(func.body, generator)
         if generator.found is not None:
             self._whole("CRV010", generator.found, "the function is a generator (contains yield)")
         self._block(func.body)
@@ -220,7 +225,7 @@ class _FunctionWalker:
     # -- expressions -----------------------------------------------------------------------
     def _expressions(self, owner: cst.CSTNode, node: cst.CSTNode) -> None:
         visitor = _ExpressionVisitor(self, owner)
-        node.visit(visitor)
+        walk(node, visitor)
 
     def check_call(self, owner: cst.CSTNode, call: cst.Call) -> None:
         for check in CALL_CHECKS:
@@ -239,8 +244,12 @@ class _FunctionWalker:
             for code, message in check(node, self.ctx):
                 self._record(owner, self._finding(code, message, node))
 
+    def check_if_expression(self, owner: cst.CSTNode, node: cst.IfExp) -> None:
+        for check in IF_EXPRESSION_CHECKS:
+            for code, message in check(node, self.ctx):
+                self._record(owner, self._finding(code, message, node.test))
+
     def _callee(self, owner: cst.CSTNode, call: cst.Call, info: CalleeInfo) -> None:
-        already = {f.code for f in self.analysis.findings_of(owner) if f.line == self.module.line_of(call)}
         simple = {
             CalleeKind.GRAPH_BREAK: ("CRV001", f"{info.name}() forces a graph break"),
             CalleeKind.SKIP_FRAME: ("CRV002", f"{info.name}() skips compiling this function"),
@@ -250,7 +259,8 @@ class _FunctionWalker:
         }
         if info.kind in simple:
             code, message = simple[info.kind]
-            if code not in already:
+            line = self.module.line_of(call)
+            if not any(f.code == code and f.line == line for f in self.analysis.findings_of(owner)):
                 self._record(owner, self._finding(code, message, call))
         elif info.kind is CalleeKind.USER_FUNCTION:
             self.analysis.user_calls[id(call)] = info
@@ -287,6 +297,9 @@ class _ExpressionVisitor(cst.CSTVisitor):
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         self.walker.check_subscript(self.owner, node)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self.walker.check_if_expression(self.owner, node)
 
 
 class _GlobalDeclarations(cst.CSTVisitor):

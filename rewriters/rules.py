@@ -42,6 +42,15 @@ class Rule:
 
 _RULES = [
     Rule(
+        "CRV000", "syntax-error", "file cannot be parsed",
+        "carve could not read the file as Python source (a syntax error, or bytes that are not valid in the "
+        "file's encoding), so nothing in it was checked. Reported by `carve lint` only.",
+        "Fix the syntax error or the encoding (add a `# -*- coding: ... -*-` line), or exclude the file.",
+        Strategy.REWRITE, outlinable=False,
+        bad_example="def f(x)\n    return x",
+        good_example="def f(x):\n    return x",
+    ),
+    Rule(
         "CRV001", "explicit-graph-break", "explicit graph break",
         "The code asks for a graph break (carve.graph_break() or torch._dynamo.graph_break()). "
         "The statement runs eagerly; code before and after it is compiled separately.",
@@ -158,9 +167,10 @@ _RULES = [
     ),
     Rule(
         "CRV014", "numpy-call", "NumPy call on tensor data",
-        "A NumPy function called on a tensor converts it to an array, leaving the graph.",
+        "A NumPy function called on a tensor converts it to an array. torch.compile 2.13 traces NumPy calls "
+        "(torch._dynamo.config.trace_numpy), so this is not a graph break there; carve runs the call eagerly.",
         "Use the torch equivalent (torch.sum, torch.exp, ...).",
-        Strategy.REWRITE,
+        Strategy.REWRITE, lint_default=False,
         bad_example="y = np.exp(x)",
         good_example="y = torch.exp(x)",
     ),
@@ -216,6 +226,17 @@ _RULES = [
         Strategy.REWRITE, lint_default=False,
     ),
 ]
+
+_RULES.append(Rule(
+    "CRV021", "eager-in-carve-only", "run eagerly by carve, traced by torch.compile",
+    "torch.compile 2.13 traces this without a graph break (`.tolist()`, `.numpy()` through trace_numpy, "
+    "`nonzero`/`argwhere`/`repeat_interleave` with unbacked sizes, `warnings.warn`), but carve's graphs "
+    "cannot hold it: carve runs the statement eagerly and compiles the code around it.",
+    "Nothing to do for torch.compile; for carve, keep such statements together or move them out of hot loops.",
+    Strategy.REWRITE, lint_default=False,
+    bad_example="values = x.tolist()\nidx = x.nonzero()",
+    good_example="values = x  # keep tensors\nmask = x != 0",
+))
 
 RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from carve.rewriters.checks.walk import walk
 from carve.rewriters.names import ImportTable, dotted_name
 
 # Methods and attributes of a tensor that give Python values, not tensors.
@@ -53,6 +54,17 @@ TENSOR_METHODS = frozenset({
     "allclose", "dot", "outer", "nansum", "logsumexp",
 })
 TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "Tensor", "torch.FloatTensor", "torch.LongTensor"})
+# Reading these from a plain name is evidence that the name holds a tensor
+# (`x.shape[0]`, `x.sum()`): unannotated parameters of compiled code usually do.
+EVIDENCE_ATTRIBUTES = frozenset({
+    "shape", "dtype", "device", "ndim", "requires_grad", "is_leaf", "grad_fn", "is_cuda",
+    "dim", "numel", "size", "item", "tolist", "numpy", "nonzero", "unique", "masked_fill", "masked_select",
+    "matmul", "mm", "bmm", "softmax", "relu", "sigmoid", "tanh", "view", "reshape", "permute", "unsqueeze",
+    "squeeze", "transpose", "contiguous", "detach", "clone", "float", "half", "double", "long", "sum",
+    "mean", "amax", "amin", "argmax", "argmin", "norm", "abs", "exp", "cumsum", "flatten", "expand",
+    "any", "all", "std", "var", "masked_fill_", "add_", "mul_", "sub_", "div_", "zero_", "fill_",
+    "clamp", "clamp_", "sqrt", "pow", "backward", "T", "mT",
+})
 
 
 class TensorInference:
@@ -67,7 +79,8 @@ class TensorInference:
             if annotation is not None and self._is_tensor_annotation(annotation.annotation):
                 self.tensor_names.add(param.name.value)
         assignments = _AssignmentCollector()
-        func.body.visit(assignments)
+        walk(func.body, assignments)
+        self.tensor_names |= assignments.used_as_tensor - assignments.assigned_non_tensor(self)
         # Iterate to a fixed point: `b = a * 2` after `a = torch.ones(3)`.
         for _ in range(4):
             changed = False
@@ -143,6 +156,19 @@ class _AssignmentCollector(cst.CSTVisitor):
 
     def __init__(self) -> None:
         self.pairs: list[tuple[str, cst.BaseExpression]] = []
+        self.used_as_tensor: set[str] = set()
+
+    def assigned_non_tensor(self, inference: "TensorInference") -> set[str]:
+        """Names assigned something that is clearly not a tensor (a number, a string, a shape)."""
+        return {
+            name for name, value in self.pairs
+            if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.FormattedString, cst.List, cst.Tuple, cst.Dict))
+            or (isinstance(value, cst.Subscript) and isinstance(value.value, cst.Attribute) and value.value.attr.value == "shape")
+        }
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.attr.value in EVIDENCE_ATTRIBUTES and node.value.value != "self":
+            self.used_as_tensor.add(node.value.value)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False

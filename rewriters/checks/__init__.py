@@ -2,12 +2,13 @@
 
 Each module exposes `check_call(call, ctx)` and/or `check_statement(stmt, ctx)`
 returning `(code, message)` pairs; `carve.rewriters.analysis` positions them
-and turns them into findings. `CALL_CHECKS` and `STATEMENT_CHECKS` list them
+and turns them into findings. `CALL_CHECKS`, `SUBSCRIPT_CHECKS` and `IF_EXPRESSION_CHECKS` list them
 in the order their findings are reported.
 """
 
 from carve.rewriters.checks import (
     autograd,
+    conditional_expressions,
     conversions,
     dynamic_shapes,
     explicit_breaks,
@@ -26,5 +27,6 @@ CALL_CHECKS = (
     numpy_calls.check_call,
 )
 SUBSCRIPT_CHECKS = (dynamic_shapes.check_subscript,)
+IF_EXPRESSION_CHECKS = (conditional_expressions.check_conditional,)
 
-__all__ = ["CALL_CHECKS", "SUBSCRIPT_CHECKS", "CheckContext", "side_effects"]
+__all__ = ["CALL_CHECKS", "IF_EXPRESSION_CHECKS", "SUBSCRIPT_CHECKS", "CheckContext", "side_effects"]

@@ -1,7 +1,8 @@
-"""CRV004: tensor-to-Python conversions.
+"""CRV004: tensor-to-Python conversions (and CRV021 for the ones torch.compile traces).
 
     scale = x.max().item()          # CRV004: reads tensor data into Python
     n = int(x.sum())                # CRV004
+    values = x.tolist()             # CRV021: torch.compile traces it, carve runs it eagerly
     return x / scale
 
 becomes, after the fix the hint suggests:
@@ -17,6 +18,8 @@ import libcst as cst
 from carve.rewriters.checks.context import CheckContext, method_name
 
 CONVERSION_METHODS = frozenset({"item", "tolist", "numpy"})
+# torch.compile traces these (tolist into scalars, numpy through trace_numpy): CRV021, not a graph break.
+TRACED_BY_TORCH_COMPILE = frozenset({"tolist", "numpy"})
 CONVERTING_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 
 
@@ -26,7 +29,10 @@ def check_call(call: cst.Call, ctx: CheckContext):
         receiver = call.func.value
         # `np.random.rand(3).tolist()` is numpy, not torch: only flag receivers that are not numpy calls.
         if not (ctx.qualified(receiver) or "").startswith("numpy"):
-            yield "CRV004", f".{method}() converts a tensor to Python data"
+            if method in TRACED_BY_TORCH_COMPILE:
+                yield "CRV021", f".{method}() converts a tensor to Python data (traced by torch.compile, eager in carve)"
+            else:
+                yield "CRV004", f".{method}() converts a tensor to Python data"
         return
     name = ctx.dotted(call.func)
     if name in CONVERTING_BUILTINS and len(call.args) == 1 and ctx.tensors.is_tensor(call.args[0].value):

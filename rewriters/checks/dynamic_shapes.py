@@ -1,6 +1,6 @@
 """CRV009: ops whose output shape depends on tensor data.
 
-    idx = x.nonzero()               # CRV009
+    idx = x.nonzero()               # CRV021: torch.compile traces it with an unbacked size
     pos = x[x > 0]                  # CRV009: boolean-mask indexing
     u = torch.unique(x)             # CRV009
 
@@ -16,15 +16,23 @@ import libcst as cst
 from carve.rewriters.checks.context import CheckContext, method_name
 
 DYNAMIC_SHAPE_FUNCTIONS = frozenset({
-    "torch.nonzero", "torch.unique", "torch.unique_consecutive", "torch.masked_select",
-    "torch.argwhere", "torch.bincount", "torch.repeat_interleave",
+    "torch.unique", "torch.unique_consecutive", "torch.masked_select", "torch.bincount",
+    "torch.repeat_interleave",
 })
-DYNAMIC_SHAPE_METHODS = frozenset({"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere"})
+DYNAMIC_SHAPE_METHODS = frozenset({"unique", "unique_consecutive", "masked_select"})
+# torch.compile 2.13 gives these an unbacked output size instead of breaking: CRV021 (eager in carve only).
+UNBACKED_SIZE_FUNCTIONS = frozenset({"torch.nonzero", "torch.argwhere"})
+UNBACKED_SIZE_METHODS = frozenset({"nonzero", "argwhere"})
 
 
 def check_call(call: cst.Call, ctx: CheckContext):
     name = ctx.qualified(call.func)
-    if name in DYNAMIC_SHAPE_FUNCTIONS:
+    method = method_name(call)
+    if name in UNBACKED_SIZE_FUNCTIONS or (
+        method in UNBACKED_SIZE_METHODS and not (ctx.qualified(call.func.value) or "").startswith("numpy")
+    ):
+        yield "CRV021", f"{ctx.dotted(call.func) or '.' + method}() has a data-dependent output shape (traced by torch.compile, eager in carve)"
+    elif name in DYNAMIC_SHAPE_FUNCTIONS:
         yield "CRV009", f"{ctx.dotted(call.func)}() has a data-dependent output shape"
     elif name == "torch.where" and len(call.args) == 1:
         yield "CRV009", "torch.where(condition) with one argument has a data-dependent output shape"
@@ -37,16 +45,21 @@ def check_subscript(node: cst.Subscript, ctx: CheckContext):
         return
     for element in node.slice:
         index = element.slice
-        if isinstance(index, cst.Index) and _is_mask(index.value, ctx):
+        if isinstance(index, cst.Index) and _is_mask(index.value, ctx, node.value):
             yield "CRV009", "boolean-mask indexing has a data-dependent output shape"
             return
 
 
-def _is_mask(node: cst.BaseExpression, ctx: CheckContext) -> bool:
+def _is_mask(node: cst.BaseExpression, ctx: CheckContext, indexed: cst.BaseExpression) -> bool:
+    """A boolean tensor: a comparison of tensors, or of the indexed value itself (`x[x > 0]`)."""
     if isinstance(node, cst.Comparison):
-        return ctx.tensors.is_tensor(node)
+        if any(isinstance(t.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for t in node.comparisons):
+            return False
+        indexed_name = ctx.dotted(indexed)
+        compares_indexed = indexed_name is not None and ctx.dotted(node.left) == indexed_name
+        return compares_indexed or ctx.tensors.is_tensor(node)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
-        return _is_mask(node.expression, ctx)
+        return _is_mask(node.expression, ctx, indexed)
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr)):
-        return _is_mask(node.left, ctx) or _is_mask(node.right, ctx)
+        return _is_mask(node.left, ctx, indexed) or _is_mask(node.right, ctx, indexed)
     return False

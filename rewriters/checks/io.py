@@ -14,15 +14,22 @@ from carve.rewriters.checks.context import CheckContext, method_name
 
 IO_FUNCTIONS = frozenset({
     "print", "input", "open", "breakpoint", "pdb.set_trace", "torch.save", "torch.load",
-    "warnings.warn", "time.sleep", "sys.stdout.write", "sys.stderr.write", "sys.stdout.flush",
+    "time.sleep", "sys.stdout.write", "sys.stderr.write", "sys.stdout.flush",
     "os.system", "subprocess.run", "subprocess.call", "json.dump", "pickle.dump", "numpy.save",
     "tqdm.write", "pprint.pprint", "traceback.print_exc",
 })
 LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
 
 
+# torch.compile 2.13 handles these itself (no graph break); carve still runs them eagerly.
+TRACED_BY_TORCH_COMPILE = frozenset({"warnings.warn"})
+
+
 def check_call(call: cst.Call, ctx: CheckContext):
     name = ctx.qualified(call.func)
+    if name in TRACED_BY_TORCH_COMPILE:
+        yield "CRV021", f"{ctx.dotted(call.func)}() (handled by torch.compile, eager in carve)"
+        return
     if name in IO_FUNCTIONS:
         yield "CRV003", f"{ctx.dotted(call.func)}() performs I/O"
         return

@@ -18,6 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from carve.rewriters.checks.context import CheckContext
+from carve.rewriters.checks.walk import walk
 from carve.rewriters.names import dotted_name
 
 MUTATING_METHODS = frozenset({
@@ -43,7 +44,7 @@ def check_statement(stmt: cst.BaseSmallStatement, ctx: CheckContext, declared_no
     for target in targets:
         yield from _check_target(target, declared_nonlocal)
     collector = _MutatingCalls(ctx)
-    stmt.visit(collector)
+    walk(stmt, collector)
     yield from collector.found
 
 

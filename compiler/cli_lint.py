@@ -1,0 +1,198 @@
+"""`carve lint`: find graph-break-prone code from source alone, in CI or a pre-commit hook.
+
+    $ carve lint src/                              # compiled functions and what they call
+    $ carve lint --all src/                        # every function that uses torch
+    $ carve lint src/ --select CRV00 --ignore CRV003 --output-format sarif > carve.sarif
+    $ carve lint src/ --diff                       # the mechanical fixes, as a diff
+    $ carve lint --explain CRV005
+
+Exit status: 0 nothing found; 1 findings (or, with --diff, changes to make);
+2 usage, configuration or internal errors, reported as one line
+`carve lint: error: ...` on stderr. `--exit-zero` turns 1 into 0.
+
+The files are read, never imported or run, and torch is never imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from carve.files import InputError, process_files, python_files
+from carve.rewriters.lint.config import ConfigError, LintConfig, check_prefixes, find_config, load_config
+from carve.rewriters.lint.driver import FileResult, lint_file
+
+EXIT_CLEAN = 0
+EXIT_FINDINGS = 1
+EXIT_ERROR = 2
+
+
+class UsageError(Exception):
+    pass
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "lint",
+        help="report graph-break-prone code in compiled functions (no torch import, no code run)",
+        description=(
+            "Lint functions compiled with carve.compile / torch.compile (and the same-module functions they call) "
+            "for code that breaks the graph or makes torch.compile skip the function. Configuration: "
+            "[tool.carve.lint] in pyproject.toml."
+        ),
+    )
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (recursively)")
+    parser.add_argument("--select", metavar="CODES", help="comma-separated code prefixes to report (replaces the default)")
+    parser.add_argument("--extend-select", metavar="CODES", help="code prefixes to report in addition")
+    parser.add_argument("--ignore", metavar="CODES", help="code prefixes not to report")
+    parser.add_argument("--exclude", metavar="PATTERNS", help="comma-separated path patterns to skip (added to the config's)")
+    parser.add_argument("--all", dest="all_functions", action="store_true", default=None,
+                        help="lint every function that uses torch, not only compiled ones")
+    parser.add_argument("--output-format", choices=("text", "json", "github", "sarif"), default="text")
+    parser.add_argument("--statistics", action="store_true", help="print the number of findings per code instead of each finding")
+    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    fix_group = parser.add_mutually_exclusive_group()
+    fix_group.add_argument("--fix", action="store_true", help="apply the mechanical fixes to the files")
+    fix_group.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; exit 1 if there are any")
+    parser.add_argument("--explain", metavar="CODE", help="print the documentation of a rule and exit")
+    parser.add_argument("--generate-docs", metavar="FILE", help="write the rule reference (markdown) to FILE ('-' for stdout) and exit")
+    parser.add_argument("--config", metavar="PYPROJECT", help="read [tool.carve.lint] from this file (default: the nearest pyproject.toml)")
+    parser.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: one per core)")
+    parser.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+    parser.error = _usage_error  # one line, no usage dump, exit 2
+    parser.set_defaults(handler=run)
+
+
+def _usage_error(message: str):
+    print(f"carve lint: error: {message}", file=sys.stderr)
+    sys.exit(EXIT_ERROR)
+
+
+def _codes(value: str | None, option: str) -> list[str] | None:
+    if value is None:
+        return None
+    return check_prefixes([v for v in value.replace(" ", ",").split(",") if v], option)
+
+
+def build_config(args) -> LintConfig:
+    pyproject = Path(args.config) if args.config else find_config(args.paths or ["."])
+    config = load_config(pyproject)
+    select = _codes(args.select, "--select")
+    if select is not None:
+        config.select = select
+    config.extend_select += _codes(args.extend_select, "--extend-select") or []
+    config.ignore += _codes(args.ignore, "--ignore") or []
+    if args.exclude:
+        config.exclude += [p for p in args.exclude.split(",") if p]
+    if args.all_functions:
+        config.all_functions = True
+    return config
+
+
+def run(args) -> int:
+    try:
+        return _run(args)
+    except (ConfigError, InputError, UsageError) as error:
+        print(f"carve lint: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _run(args) -> int:
+    if args.explain:
+        from carve.rewriters.lint.docs import explain
+
+        try:
+            sys.stdout.write(explain(args.explain))
+        except KeyError:
+            raise UsageError(f"--explain: unknown rule code {args.explain!r}") from None
+        return EXIT_CLEAN
+    if args.generate_docs:
+        from carve.rewriters.lint.docs import rules_markdown
+
+        text = rules_markdown()
+        if args.generate_docs == "-":
+            sys.stdout.write(text)
+        else:
+            _write_atomically(Path(args.generate_docs), text, "utf-8")
+        return EXIT_CLEAN
+    if not args.paths:
+        raise UsageError("no PATH given (try `carve lint .`)")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    config = build_config(args)
+    files = [str(p) for p in python_files(args.paths, config.exclude)]
+    want_fixes = args.fix or args.diff
+    work = partial(_lint_one, config=config, want_fixes=want_fixes)
+    progress = False if args.no_progress else None
+    results: list[FileResult] = process_files(files, work, jobs=args.jobs, label="carve lint", progress=progress)
+
+    findings = [f for r in results for f in r.findings]
+    errors = [r for r in results if r.error]
+    changed = [r for r in results if r.fixed is not None]
+    out = sys.stdout
+    if args.diff:
+        for r in changed:
+            out.writelines(difflib.unified_diff(
+                r.original.splitlines(keepends=True), r.fixed.splitlines(keepends=True),
+                fromfile=f"a/{r.filename}", tofile=f"b/{r.filename}",
+            ))
+    elif args.fix:
+        for r in changed:
+            _write_atomically(Path(r.filename), r.fixed, r.encoding)
+        fixed_ids = {id(f) for r in changed for f in r.findings if f.fix is not None}
+        remaining = [f for f in findings if id(f) not in fixed_ids]
+        _report(args, remaining, out)
+        if changed:
+            count = len(fixed_ids)
+            print(f"Fixed {count} finding{'s' if count != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}.", file=out)
+        findings = remaining
+    else:
+        _report(args, findings, out)
+    for r in errors:
+        print(f"carve lint: error: {r.filename}: {r.error}", file=sys.stderr)
+    if errors:
+        return EXIT_ERROR
+    if args.exit_zero:
+        return EXIT_CLEAN
+    if args.diff:
+        return EXIT_FINDINGS if changed else EXIT_CLEAN
+    return EXIT_FINDINGS if findings else EXIT_CLEAN
+
+
+def _lint_one(filename: str, config: LintConfig, want_fixes: bool) -> FileResult:
+    return lint_file(filename, config, want_fixes)
+
+
+def _report(args, findings, out) -> None:
+    from carve.rewriters.lint import reporters
+
+    if args.statistics:
+        out.write(reporters.statistics(findings))
+        return
+    import carve
+
+    out.write(reporters.render(findings, args.output_format, carve.__version__))
+    if args.output_format == "text":
+        out.write(reporters.summary(findings))
+
+
+def _write_atomically(path: Path, text: str, encoding: str) -> None:
+    """Write to a temporary file beside `path`, then rename it over: never a half-written file."""
+    directory = path.parent if str(path.parent) else Path(".")
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".carve-tmp", dir=directory)
+    try:
+        with os.fdopen(descriptor, "w", encoding=encoding, newline="") as handle:
+            handle.write(text)
+        if path.exists():
+            os.chmod(temporary, path.stat().st_mode & 0o7777)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise

@@ -1,0 +1,289 @@
+"""Linting one file: parse, pick the functions in scope, analyse, filter, attach fixes.
+
+    result = lint_source(source, "model.py", LintConfig())
+    for finding in result.findings:
+        print(finding.line, finding.code, finding.message)
+
+The analysis is the compiler's (`carve.rewriters.analysis`), so the linter
+reports what `carve.compile` would make eager. Nothing is imported or run:
+the file is only read. Any failure inside becomes `FileResult.error`, never
+an exception out of `lint_source`.
+"""
+
+from __future__ import annotations
+
+import ast
+import tokenize
+import io
+import traceback
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from carve.rewriters.analysis import FunctionAnalysis, analyze_function
+from carve.rewriters.callees import CalleeInfo, CalleeKind
+from carve.rewriters.findings import Finding
+from carve.rewriters.lint.config import LintConfig
+from carve.rewriters.lint.fixes import Fix, source_lines, where_fixes
+from carve.rewriters.lint.noqa import read_noqa
+from carve.rewriters.lint.positions import LintModuleContext
+from carve.rewriters.lint.scope import ModuleIndex, compiled_functions, is_opaque, uses_torch
+from carve.rewriters.rules import rule
+from carve.rewriters.tensors import TensorInference
+
+
+@dataclass(frozen=True)
+class LintFinding:
+    """One reported problem; lines and columns are 1-based, as editors show them."""
+
+    code: str
+    message: str
+    filename: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    fix: Fix | None = None
+
+    @property
+    def title(self) -> str:
+        return rule(self.code).title
+
+    @property
+    def hint(self) -> str:
+        return rule(self.code).hint
+
+
+@dataclass
+class FileResult:
+    filename: str
+    findings: list[LintFinding] = field(default_factory=list)
+    # An internal error (a carve bug): reported on stderr, exit code 2.
+    error: str | None = None
+    # With fixes requested: the original and the fixed text, when they differ.
+    original: str | None = None
+    fixed: str | None = None
+    encoding: str = "utf-8"
+
+
+def lint_file(filename: str, config: LintConfig, want_fixes: bool = False) -> FileResult:
+    try:
+        with open(filename, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        return FileResult(filename, error=f"cannot read: {error.strerror or error}")
+    return lint_source(data, filename, config, want_fixes)
+
+
+def lint_source(source: str | bytes, filename: str, config: LintConfig, want_fixes: bool = False) -> FileResult:
+    try:
+        return _FileLinter(filename, config, want_fixes).run(source)
+    except RecursionError:
+        return FileResult(filename, [_file_finding(filename, "CRV000", "the file nests too deeply to be analysed")])
+    except Exception as error:  # a carve bug: report it, keep linting the other files
+        frames = traceback.extract_tb(error.__traceback__)
+        where = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+        return FileResult(filename, error=f"internal error: {type(error).__name__}: {error}{where}")
+
+
+def _file_finding(filename: str, code: str, message: str, line: int = 1, column: int = 1) -> LintFinding:
+    return LintFinding(code, message, filename, line, column, line, column)
+
+
+def decode_source(data: bytes) -> tuple[str, str]:
+    """(text, encoding) honouring a PEP 263 coding line; UnicodeDecodeError / SyntaxError when impossible."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    text = data.decode(encoding)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text, encoding
+
+
+class _FileLinter:
+    def __init__(self, filename: str, config: LintConfig, want_fixes: bool) -> None:
+        self.filename = filename
+        self.config = config
+        self.want_fixes = want_fixes
+        self.enabled = config.enabled_codes(filename)
+
+    def run(self, source: str | bytes) -> FileResult:
+        result = FileResult(self.filename)
+        if isinstance(source, bytes):
+            try:
+                text, result.encoding = decode_source(source)
+            except (UnicodeDecodeError, SyntaxError, LookupError) as error:
+                return self._unparsable(result, f"cannot decode the file: {error}")
+        else:
+            text = source
+        if not self._may_have_targets(text):
+            # Nothing to analyse; still report a file Python cannot parse (ast is fast).
+            try:
+                ast.parse(text, self.filename)
+            except SyntaxError as error:
+                return self._unparsable(result, f"syntax error: {error.msg}", error.lineno or 1, (error.offset or 1))
+            except (ValueError, RecursionError, MemoryError) as error:
+                return self._unparsable(result, f"cannot parse: {error}")
+            return result
+        try:
+            module = cst.parse_module(text)
+        except cst.ParserSyntaxError as error:
+            try:  # Python's own message and line read better than the parser's
+                ast.parse(text, self.filename)
+            except SyntaxError as python_error:
+                return self._unparsable(result, f"syntax error: {python_error.msg}", python_error.lineno or 1, python_error.offset or 1)
+            except Exception:
+                pass
+            return self._unparsable(result, f"syntax error: {error.message}", error.raw_line or 1, error.raw_column + 1)
+        except (RecursionError, MemoryError, ValueError, TypeError) as error:
+            return self._unparsable(result, f"cannot parse: {error}")
+        findings = self._analyse(module, text)
+        if findings:
+            noqa = read_noqa(text)
+            findings = [f for f in findings if not noqa.silences(f.code, f.line)]
+        result.findings = findings
+        if self.want_fixes:
+            fixes = [f.fix for f in findings if f.fix is not None]
+            if fixes:
+                from carve.rewriters.lint.fixes import apply_fixes
+
+                fixed = apply_fixes(text, fixes)
+                if fixed != text:
+                    result.original, result.fixed = text, fixed
+        return result
+
+    def _unparsable(self, result: FileResult, message: str, line: int = 1, column: int = 1) -> FileResult:
+        if "CRV000" in self.enabled:
+            result.findings = [_file_finding(self.filename, "CRV000", message, line, column)]
+        return result
+
+    def _may_have_targets(self, text: str) -> bool:
+        """A cheap test before parsing: no `compile` in the text means no compiled function."""
+        if "compile" in text:
+            return True
+        return self.config.all_functions and "torch" in text
+
+    # -- analysis ----------------------------------------------------------------------------
+    def _analyse(self, module: cst.Module, text: str) -> list[LintFinding]:
+        context = LintModuleContext(module, self.filename, text)
+        index = ModuleIndex.build(module)
+        imports = context.imports
+        self.context, self.index, self.text = context, index, text
+        self._lines: list[str] | None = None
+        self.reported: dict[tuple, LintFinding] = {}
+        analysed: set[int] = set()
+        # Compiled functions first, then what they call, transitively (breadth first).
+        queue: list[tuple[cst.FunctionDef, str | None]] = [
+            (func, None) for func in compiled_functions(module, index, imports, "compile" in text)
+            if not is_opaque(func, imports)
+        ]
+        reached_from: dict[int, list[str]] = {}
+        while queue:
+            func, caller = queue.pop(0)
+            if caller is not None:
+                callers = reached_from.setdefault(id(func), [])
+                if caller not in callers:
+                    callers.append(caller)
+            if id(func) in analysed:
+                continue
+            analysed.add(id(func))
+            compiled = caller is None
+            analysis = self._lint_function(func, compiled, reached_from)
+            root = self.index.qualnames.get(id(func), func.name.value) if compiled else caller
+            for callee in self._user_callees(func, analysis):
+                if not is_opaque(callee, imports):
+                    queue.append((callee, root))
+        if self.config.all_functions:
+            for qualname, func in index.functions.items():
+                if id(func) not in analysed and not is_opaque(func, imports) and uses_torch(func, imports):
+                    analysed.add(id(func))
+                    self._lint_function(func, False, reached_from)
+        return sorted(self.reported.values(), key=lambda f: (f.line, f.column, f.code))
+
+    def _lint_function(self, func: cst.FunctionDef, compiled: bool, reached_from: dict[int, list[str]]) -> FunctionAnalysis:
+        resolver = _MethodResolver(self, func)
+        with self.context.within(func):
+            analysis = analyze_function(func, self.context, resolver)
+            fixes: dict[int, Fix] = {}
+            if self.want_fixes or "CRV005" in self.enabled:
+                if any(f.code == "CRV005" for f in analysis.findings):
+                    tensors = TensorInference(func, self.context.imports)
+                    fixes = where_fixes(analysis, self.context, tensors, self._source_lines())
+        qualname = self.index.qualnames.get(id(func), func.name.value)
+        callers = reached_from.get(id(func), [])
+        suffix = f" (in {qualname}(), called from compiled {', '.join(c + '()' for c in callers)})" if callers and not compiled else ""
+        for finding in analysis.findings:
+            fix = fixes.get(finding.line) if finding.code == "CRV005" else None
+            self._report(finding, suffix, fix)
+        if compiled and analysis.whole_function is not None:
+            whole = analysis.whole_function
+            position = self.context.position(func.name)
+            line = position.start.line if position else whole.line
+            self._report(Finding(
+                "CRV018", f"torch.compile would skip {qualname}() entirely: {whole.message}", line,
+                position.start.column if position else 0, line, position.end.column if position else 0,
+            ), "", None)
+        return analysis
+
+    def _report(self, finding: Finding, suffix: str, fix: Fix | None) -> None:
+        if finding.code not in self.enabled:
+            return
+        key = (finding.code, finding.line, finding.column)
+        if key in self.reported:
+            return
+        end_line = finding.end_line or finding.line
+        self.reported[key] = LintFinding(
+            finding.code, finding.message + suffix, self.filename, finding.line, finding.column + 1,
+            end_line, (finding.end_column + 1) if finding.end_line else finding.column + 1, fix,
+        )
+
+    def _user_callees(self, func: cst.FunctionDef, analysis: FunctionAnalysis):
+        owner = self.index.owner_class.get(id(func))
+        for info in analysis.user_calls.values():
+            if info.name.startswith("self.") and owner is not None:
+                method = self.index.method(owner, info.name[len("self."):])
+                if method is not None:
+                    yield method
+            elif info.name in self.index.functions and "." not in info.name:
+                yield self.index.functions[info.name]
+
+    def _source_lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = source_lines(self.text)
+        return self._lines
+
+
+class _MethodResolver:
+    """`self.helper(x)` inside a method: the class's own method, analysed like a same-module function."""
+
+    def __init__(self, linter: _FileLinter, func: cst.FunctionDef) -> None:
+        self.linter = linter
+        self.owner = linter.index.owner_class.get(id(func))
+        self.analysing: set[int] = {id(func)}
+
+    def resolve(self, call: cst.Call, dotted: str | None, qualified: str | None) -> CalleeInfo | None:
+        if self.owner is None or not dotted or not dotted.startswith("self.") or dotted.count(".") != 1:
+            return None
+        method = self.linter.index.method(self.owner, dotted[len("self."):])
+        if method is None:
+            return None
+        cache = self.linter.__dict__.setdefault("_method_infos", {})
+        if id(method) in cache:
+            return cache[id(method)]
+        imports = self.linter.context.imports
+        if is_opaque(method, imports):
+            from carve.rewriters.callees import DISABLE_DECORATORS, decorator_name
+
+            disabled = {decorator_name(d, imports) for d in method.decorators} & DISABLE_DECORATORS
+            info = CalleeInfo(CalleeKind.DISABLED if disabled else CalleeKind.TRACEABLE, dotted)
+        elif id(method) in self.analysing:
+            return CalleeInfo(CalleeKind.USER_FUNCTION, dotted)
+        else:
+            self.analysing.add(id(method))
+            try:
+                with self.linter.context.within(method):
+                    findings = analyze_function(method, self.linter.context, self).findings
+            finally:
+                self.analysing.discard(id(method))
+            info = CalleeInfo(CalleeKind.USER_FUNCTION, dotted, tuple(findings), self.linter.filename)
+        cache[id(method)] = info
+        return info

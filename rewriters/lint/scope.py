@@ -1,0 +1,212 @@
+"""Which functions of a module `carve lint` checks.
+
+    import torch
+    from carve import compile as cc
+
+    @torch.compile(fullgraph=False)
+    def step(x): return helper(x)       # compiled: decorated (any import spelling)
+
+    def helper(x): print(x)             # reached: called by a compiled function, same module
+
+    @cc
+    def other(x): ...                   # compiled
+
+    def plain(x): ...
+    fast = torch.compile(plain)         # compiled: passed to torch.compile / carve.compile
+
+    class Net(nn.Module):
+        def forward(self, x): ...       # compiled: `torch.compile(Net())`, `torch.compile(net)`
+                                        # with `net = Net()`, or `net.compile()`
+
+With `all_functions`, every function whose body names something from torch
+is a target too. Functions marked disable / nonstrict_trace are never
+entered: they run eagerly or are traced as opaque calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from carve.rewriters.callees import DISABLE_DECORATORS, TRACEABLE_DECORATORS, decorator_name
+from carve.rewriters.checks.walk import children, walk
+from carve.rewriters.names import ImportTable, dotted_name
+
+COMPILE_FUNCTIONS = frozenset({"carve.compile", "torch.compile", "torch.compiler.compile"})
+MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+
+
+@dataclass
+class Target:
+    """A function to lint and why: compiled itself, or reached from compiled functions."""
+
+    func: cst.FunctionDef
+    qualname: str
+    class_def: cst.ClassDef | None = None
+    compiled: bool = False
+    # qualnames of the compiled functions that call this one (directly or through others).
+    reached_from: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ModuleIndex:
+    """The definitions of a module, by qualified name (`f`, `Net.forward`, `outer.inner`)."""
+
+    functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    classes: dict[str, cst.ClassDef] = field(default_factory=dict)
+    owner_class: dict[int, cst.ClassDef] = field(default_factory=dict)
+    qualnames: dict[int, str] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, module: cst.Module) -> "ModuleIndex":
+        index = cls()
+        index._add_block(module, prefix="", owner=None)
+        return index
+
+    def _add_block(self, node: cst.CSTNode, prefix: str, owner: cst.ClassDef | None) -> None:
+        for child in children(node):
+            if isinstance(child, cst.FunctionDef):
+                qualname = prefix + child.name.value
+                self.functions.setdefault(qualname, child)
+                self.qualnames[id(child)] = qualname
+                if owner is not None:
+                    self.owner_class[id(child)] = owner
+                self._add_block(child.body, qualname + ".", None)
+            elif isinstance(child, cst.ClassDef):
+                qualname = prefix + child.name.value
+                self.classes.setdefault(qualname, child)
+                self._add_block(child.body, qualname + ".", child)
+            elif isinstance(child, (cst.BaseCompoundStatement, cst.BaseSuite, cst.Else, cst.ExceptHandler, cst.Finally)):
+                self._add_block(child, prefix, owner)
+
+    def method(self, class_def: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+        body = class_def.body.body if isinstance(class_def.body, cst.IndentedBlock) else ()
+        for statement in body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
+                return statement
+        return None
+
+
+def is_module_class(class_def: cst.ClassDef, index: ModuleIndex, imports: ImportTable, seen=()) -> bool:
+    """A subclass of torch.nn.Module, directly or through classes of the same module."""
+    for base in class_def.bases:
+        qualified = imports.resolve(base.value) or ""
+        if qualified in MODULE_BASES:
+            return True
+        local = dotted_name(base.value)
+        parent = index.classes.get(local or "")
+        if parent is not None and parent is not class_def and local not in seen:
+            if is_module_class(parent, index, imports, (*seen, local)):
+                return True
+    return False
+
+
+def is_opaque(func: cst.FunctionDef, imports: ImportTable) -> bool:
+    """Marked disable or nonstrict_trace/allow_in_graph: its body is not traced, so not linted."""
+    names = {decorator_name(d, imports) for d in func.decorators}
+    return bool(names & (DISABLE_DECORATORS | TRACEABLE_DECORATORS))
+
+
+def compiled_functions(module: cst.Module, index: ModuleIndex, imports: ImportTable, source_mentions_compile: bool = True):
+    """The functions of `module` that are compiled, in source order, each once."""
+    found: dict[int, cst.FunctionDef] = {}
+    for func in index.functions.values():
+        if any(decorator_name(d, imports) in COMPILE_FUNCTIONS for d in func.decorators):
+            found[id(func)] = func
+    if source_mentions_compile:
+        finder = _CompileCalls(index, imports)
+        walk(module, finder)
+        for func in finder.targets(module):
+            found.setdefault(id(func), func)
+    return list(found.values())
+
+
+def uses_torch(func: cst.FunctionDef, imports: ImportTable) -> bool:
+    finder = _TorchUse(imports)
+    walk(func, finder)
+    return finder.found
+
+
+class _TorchUse(cst.CSTVisitor):
+    def __init__(self, imports: ImportTable) -> None:
+        self.torch_names = {alias for alias, full in imports.aliases.items() if full == "torch" or full.startswith("torch.")}
+        self.found = False
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        if node.value in self.torch_names:
+            self.found = True
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        # `.attr` of an attribute is never a free name; only walk the receiver.
+        if self.found:
+            return False
+        walk(node.value, self)
+        return False
+
+
+class _CompileCalls(cst.CSTVisitor):
+    """`torch.compile(f)`, `carve.compile(Net())`, `net.compile()` and `x = Net(...)` anywhere in a module."""
+
+    def __init__(self, index: ModuleIndex, imports: ImportTable) -> None:
+        self.index = index
+        self.imports = imports
+        self.compiled_arguments: list[cst.BaseExpression] = []
+        self.compiled_receivers: list[str] = []
+        self.instances: dict[str, set[str]] = {}  # variable name (or self.attr) -> module class names
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.imports.resolve(node.func)
+        if qualified in COMPILE_FUNCTIONS and node.args and node.args[0].keyword is None:
+            self.compiled_arguments.append(node.args[0].value)
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile" and not node.args:
+            receiver = dotted_name(node.func.value)
+            if receiver:
+                self.compiled_receivers.append(receiver)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        class_name = self._instantiated_class(node.value)
+        if class_name:
+            for target in node.targets:
+                name = dotted_name(target.target)
+                if name:
+                    self.instances.setdefault(name, set()).add(class_name)
+
+    def _instantiated_class(self, value: cst.BaseExpression) -> str | None:
+        if isinstance(value, cst.Call):
+            name = dotted_name(value.func)
+            if name in self.index.classes:
+                return name
+        return None
+
+    def targets(self, module: cst.Module):
+        for argument in self.compiled_arguments:
+            yield from self._functions_of(argument)
+        for receiver in self.compiled_receivers:
+            for class_name in self.instances.get(receiver, ()):
+                yield from self._forward_of(class_name)
+
+    def _functions_of(self, argument: cst.BaseExpression):
+        class_name = self._instantiated_class(argument)
+        if class_name:
+            yield from self._forward_of(class_name)
+            return
+        name = dotted_name(argument)
+        if name is None:
+            return
+        if name in self.index.functions:
+            yield self.index.functions[name]
+        elif name.endswith(".forward") and name[: -len(".forward")] in self.instances:
+            for class_name in self.instances[name[: -len(".forward")]]:
+                yield from self._forward_of(class_name)
+        for class_name in self.instances.get(name, ()):
+            yield from self._forward_of(class_name)
+
+    def _forward_of(self, class_name: str):
+        class_def = self.index.classes.get(class_name)
+        if class_def is None:
+            return
+        forward = self.index.method(class_def, "forward")
+        if forward is not None:
+            yield forward
