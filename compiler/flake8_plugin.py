@@ -30,7 +30,7 @@ class CarveFlake8Plugin:
             with open(self.filename, "rb") as handle:
                 source = handle.read()
         config = LintConfig(select=sorted(RULES))  # flake8 does the selecting
-        result = lint_source(source, self.filename, config)
+        result = lint_source(source, self.filename, config, honour_noqa=False)
         if result.error:
             yield 1, 0, f"CRV000 carve could not lint this file: {result.error}", type(self)
             return

@@ -63,7 +63,7 @@ EVIDENCE_ATTRIBUTES = frozenset({
     "squeeze", "transpose", "contiguous", "detach", "clone", "float", "half", "double", "long", "sum",
     "mean", "amax", "amin", "argmax", "argmin", "norm", "abs", "exp", "cumsum", "flatten", "expand",
     "any", "all", "std", "var", "masked_fill_", "add_", "mul_", "sub_", "div_", "zero_", "fill_",
-    "clamp", "clamp_", "sqrt", "pow", "backward", "T", "mT",
+    "clamp", "clamp_", "sqrt", "pow", "backward", "T", "mT", "max", "min",
 })
 
 

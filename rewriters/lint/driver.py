@@ -75,9 +75,12 @@ def lint_file(filename: str, config: LintConfig, want_fixes: bool = False) -> Fi
     return lint_source(data, filename, config, want_fixes)
 
 
-def lint_source(source: str | bytes, filename: str, config: LintConfig, want_fixes: bool = False) -> FileResult:
+def lint_source(
+    source: str | bytes, filename: str, config: LintConfig, want_fixes: bool = False, honour_noqa: bool = True
+) -> FileResult:
+    """Lint one file's text; `honour_noqa=False` for hosts that apply noqa themselves (flake8)."""
     try:
-        return _FileLinter(filename, config, want_fixes).run(source)
+        return _FileLinter(filename, config, want_fixes, honour_noqa).run(source)
     except RecursionError:
         return FileResult(filename, [_file_finding(filename, "CRV000", "the file nests too deeply to be analysed")])
     except Exception as error:  # a carve bug: report it, keep linting the other files
@@ -100,7 +103,8 @@ def decode_source(data: bytes) -> tuple[str, str]:
 
 
 class _FileLinter:
-    def __init__(self, filename: str, config: LintConfig, want_fixes: bool) -> None:
+    def __init__(self, filename: str, config: LintConfig, want_fixes: bool, honour_noqa: bool = True) -> None:
+        self.honour_noqa = honour_noqa
         self.filename = filename
         self.config = config
         self.want_fixes = want_fixes
@@ -137,7 +141,7 @@ class _FileLinter:
         except (RecursionError, MemoryError, ValueError, TypeError) as error:
             return self._unparsable(result, f"cannot parse: {error}")
         findings = self._analyse(module, text)
-        if findings:
+        if findings and self.honour_noqa:
             noqa = read_noqa(text)
             findings = [f for f in findings if not noqa.silences(f.code, f.line)]
         result.findings = findings
