@@ -142,7 +142,7 @@ class ProgramResult:
 
 
 def _observe(fn, module, args):
-    """One call: (result, printed text, module EVENTS, raised exception repr), and the traceback if any."""
+    """One call: (result, printed text, module EVENTS, raised exception, the arguments afterwards), traceback."""
     events = getattr(module, "EVENTS", None)
     if events is not None:
         events.clear()
@@ -155,7 +155,8 @@ def _observe(fn, module, args):
         except Exception as error:  # exceptions escaping the program are part of its behaviour
             raised = f"{type(error).__name__}: {error}"
             trace = traceback.format_exc(limit=-6)
-    return (result, buffer.getvalue(), list(events) if events is not None else None, raised), trace
+    observed = (result, buffer.getvalue(), list(events) if events is not None else None, raised, fresh)
+    return observed, trace
 
 
 def _same_value(a, b) -> bool:
@@ -180,10 +181,10 @@ def _short(value) -> str:
 
 
 def _difference(expected, got) -> str | None:
-    labels = ("result", "printed output", "EVENTS", "exception")
-    for index in (3, 1, 2, 0):  # an exception explains the rest, so it is reported first
+    labels = ("result", "printed output", "EVENTS", "exception", "arguments after the call (mutation)")
+    for index in (3, 1, 2, 0, 4):  # an exception explains the rest, so it is reported first
         label, want, have = labels[index], expected[index], got[index]
-        same = _same_value(want, have) if label == "result" else want == have
+        same = _same_value(want, have) if index in (0, 4) else want == have
         if not same:
             return f"{label} differs:\n    eager: {_short(want)}\n    got:   {_short(have)}"
     return None

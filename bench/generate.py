@@ -4,11 +4,14 @@
 elementwise op chains on two 1-D tensors mixed with the constructs that
 break torch.compile's graphs - prints, `.item()` reads, loops with `break`
 and `continue` inside, try/except/finally blocks (sometimes taken), user
-`with` blocks, and `if`s on tensor values - nested up to two deep. The same
+`with` blocks (left by break/continue/return or an exception), `while` and
+`if` on tensor values, `.tolist()`/`int()` of tensors, appends of tensors to
+a list and in-place updates of the inputs - nested up to two deep. The same
 seed always gives the same program.
 
     def program(x, y):
         s = 0.0
+        acc = []
         x = torch.sin(x)
         x = x * 0.8 + 0.1
         for i0 in range(3):
@@ -18,7 +21,7 @@ seed always gives the same program.
             if s > 1.2:
                 break
         ...
-        return x + y, s
+        return x + y, s, acc
 
 Values stay bounded (sin/cos/tanh/sigmoid, scale factors below 1), so
 programs neither overflow nor depend on float rounding at the edge of a
@@ -73,6 +76,13 @@ Y_OPS = [
     "y = torch.cos(y)",
     "y = y * 0.9 + x * 0.1",
 ]
+# In-place updates: `y` may still be the caller's tensor, so these mutate an input.
+INPLACE_OPS = [
+    "y.mul_(0.9)",
+    "y.add_(x * 0.1)",
+    "x += 0.1",
+    "x *= 0.8",
+]
 ITEM_READS = [
     "s = x.abs().max().item()",
     "s = x.mean().item()",
@@ -83,6 +93,10 @@ SCALAR_USES = [
     "x = x * (1.0 + 0.01 * s)",
     "y = y - 0.05 * s",
 ]
+
+
+RETURN_EARLY = "return x * 2.0 + y, s, acc"
+RETURN_END = "return x + y, s, acc"
 
 
 class Generator:
@@ -102,18 +116,27 @@ class Generator:
     # -- statements ----------------------------------------------------------------------------
     def chain(self, depth: int, length: int | None = None) -> None:
         for _ in range(length or self.rng.randint(2, 6)):
-            ops = X_OPS if self.rng.random() < 0.75 else Y_OPS
+            roll = self.rng.random()
+            ops = X_OPS if roll < 0.7 else Y_OPS if roll < 0.94 else INPLACE_OPS
             self.emit(depth, self.rng.choice(ops))
 
     def breaker(self, depth: int, loop_vars: list) -> None:
         """One statement torch.compile cannot put in a graph."""
-        kind = self.rng.choice(["print", "print", "item", "item_use", "print_tensor"])
+        kind = self.rng.choice(["print", "print", "item", "item_use", "print_tensor", "tolist", "int", "append"])
         tag = f"p{self._id()}"
         if kind == "print":
             extra = f", {loop_vars[-1]}" if loop_vars else ""
             self.emit(depth, f'print("{tag}"{extra}, round(s, 4))')
         elif kind == "print_tensor":
             self.emit(depth, f'print("{tag}", x.sum())')
+        elif kind == "tolist":
+            self.emit(depth, "head = x[:3].tolist()")
+            self.emit(depth, f'print("{tag}", [round(v, 4) for v in head])')
+        elif kind == "int":
+            self.emit(depth, "k = int(x.sum() > 0)")
+            self.emit(depth, "x = x + 0.1 * k")
+        elif kind == "append":
+            self.emit(depth, "acc.append(x.sum())")
         else:
             self.emit(depth, self.rng.choice(ITEM_READS))
             if kind == "item_use":
@@ -134,7 +157,7 @@ class Generator:
                 self.chain(depth)
 
     def compound(self, depth: int, nesting: int, loop_vars: list) -> None:
-        kind = self.rng.choice(["loop", "loop", "try", "with", "if_tensor", "if_scalar"])
+        kind = self.rng.choice(["loop", "loop", "try", "with", "if_tensor", "if_scalar", "while"])
         getattr(self, "compound_" + kind)(depth, nesting, loop_vars)
 
     def compound_loop(self, depth: int, nesting: int, loop_vars: list) -> None:
@@ -155,7 +178,7 @@ class Generator:
             self.chain(depth + 1, 2)
         elif exit_kind == "return":
             self.emit(depth + 1, f"if s > {self.rng.choice([0.5, 1.0, 2.0])}:")
-            self.emit(depth + 2, "return x * 2.0 + y, s")
+            self.emit(depth + 2, RETURN_EARLY)
 
     def compound_try(self, depth: int, nesting: int, loop_vars: list) -> None:
         self.emit(depth, "try:")
@@ -173,8 +196,28 @@ class Generator:
             self.chain(depth + 1, 1)
 
     def compound_with(self, depth: int, nesting: int, loop_vars: list) -> None:
+        roll = self.rng.random()
+        raises = not (loop_vars and roll < 0.3) and roll < 0.45
+        if raises:  # an exception through the with: __exit__ sees it, the try around catches it
+            self.emit(depth, "try:")
+            depth += 1
         self.emit(depth, f'with Ctx("c{self._id()}"):')
         self.block(depth + 1, nesting, loop_vars)
+        if loop_vars and roll < 0.3:  # leave the loop from inside the with: exit must still run
+            self.emit(depth + 1, f"if {loop_vars[-1]} == 1:")
+            self.emit(depth + 2, self.rng.choice(["break", "continue", RETURN_EARLY]))
+        elif raises:
+            self.emit(depth + 1, f"if s > {self.rng.choice([0.3, 0.8])}:")
+            self.emit(depth + 2, f'raise ValueError("in with {self._id()}")')
+            self.emit(depth - 1, "except ValueError as error:")
+            self.emit(depth, 'print("with raised", error)')
+
+    def compound_while(self, depth: int, nesting: int, loop_vars: list) -> None:
+        var = f"n{len(loop_vars)}"
+        self.emit(depth, f"{var} = 0")
+        self.emit(depth, f"while x.abs().mean() > {self.rng.choice([0.05, 0.2, 0.4])} and {var} < 3:")
+        self.emit(depth + 1, f"{var} += 1")
+        self.block(depth + 1, nesting, loop_vars + [var])
 
     def compound_if_tensor(self, depth: int, nesting: int, loop_vars: list) -> None:
         self.emit(depth, f"if x.sum() > {self.rng.choice([-1.0, 0.0, 1.0])}:")
@@ -192,11 +235,14 @@ class Generator:
     def program(self) -> str:
         self.emit(0, "def program(x, y):")
         self.emit(1, "s = 0.0")
+        self.emit(1, "acc = []")
+        if self.rng.random() < 0.4:
+            self.emit(1, "y.add_(0.05)")  # the caller sees this: compiled code must mutate its tensor too
         self.chain(1)
         for _ in range(self.rng.randint(3, 5)):
             self.compound(1, 1, [])
             self.chain(1, self.rng.randint(1, 4))
-        self.emit(1, "return x + y, s")
+        self.emit(1, RETURN_END)
         return PRELUDE.format(seed=self.seed) + "\n".join(self.lines) + "\n"
 
 

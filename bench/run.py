@@ -6,7 +6,8 @@
 2. Capture (bench/capture.py): the share of an eager run's torch-level ops
    that each compiler runs inside graphs, on the break-heavy programs (b)-(d)
    and on programs from bench/generate.py; every compiled run is compared
-   with eager (results, prints, context-manager and `finally` events).
+   with eager (results, prints, context-manager and `finally` events,
+   exceptions, mutated inputs), on repeated calls and on new inputs.
 3. The linter benchmark, bench/lint_bench.py, if present (its own process).
 
 Tables go to stdout and to bench/results/latest.md; with --write-docs also to
@@ -126,6 +127,24 @@ def outside_summary(results) -> str:
             f"{sum(totals.values())} of {eager} eager ops): {listed}.")
 
 
+def failure_list(results) -> str:
+    """One line per failure: which program, which compiler, what went wrong."""
+    lines = []
+    for result in results:
+        for compiler in capture.COMPILERS:
+            text = result.errors.get(compiler) or result.mismatches.get(compiler)
+            if not text:
+                continue
+            kind = "crash" if compiler in result.errors else "wrong result"
+            lines_of_text = [line.strip() for line in text.strip().splitlines() if line.strip()]
+            exception = next((line for line in reversed(lines_of_text) if "Error" in line.split(":")[0]),
+                             lines_of_text[0] if lines_of_text else "")
+            lines.append(f"- {result.name}, {compiler}: {kind}: `{exception[:200]}`")
+    if not lines:
+        return "No failures: every compiled run matched eager."
+    return "Failures (the program is printed on stderr and kept in bench/results/failures/):\n\n" + "\n".join(lines)
+
+
 def capture_section(handwritten, generated, first_seed: int) -> str:
     return "\n".join([
         "## Capture",
@@ -133,7 +152,8 @@ def capture_section(handwritten, generated, first_seed: int) -> str:
         "Share of the torch-level ops of one eager call (counted with a TorchFunctionMode) that run inside "
         "compiled graphs (counted by a backend that wraps each graph; steady-state call after two warm-ups). "
         "Both compilers get the same counting backend (graphs run as `gm.forward`). A failure is a compiled "
-        "run whose result, printed output, context-manager/`finally` events or exception differ from eager's "
+        "run whose result, printed output, context-manager/`finally` events, exception or mutated inputs differ "
+        "from eager's, on the three calls or on two more with new values and a new shape "
         "(a crash is an exception eager did not raise). "
         f"Generated programs: `bench/generate.py`, seeds {first_seed}-{first_seed + len(generated) - 1}, "
         "64-element tensors. DESIGN.md's goal for carve: 90% and more.",
@@ -141,6 +161,8 @@ def capture_section(handwritten, generated, first_seed: int) -> str:
         capture_summary(handwritten, generated),
         "",
         outside_summary(generated),
+        "",
+        failure_list(handwritten + generated),
         "",
         "<details><summary>Per program</summary>",
         "",
