@@ -16,7 +16,7 @@ docs/bench.md (what the README quotes).
     .venv/bin/python bench/run.py                 # everything (~3-5 minutes on 2 cores)
     .venv/bin/python bench/run.py --quick         # fewer rounds and programs
     .venv/bin/python bench/run.py --only capture  # one part
-    .venv/bin/python bench/run.py --threads 1     # fewer intra-op threads (steadier on a busy machine)
+    .venv/bin/python bench/run.py --threads 0     # torch's default threads (default here: 1, see --help)
 """
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ import capture  # noqa: E402
 import speed  # noqa: E402
 
 
+BUSY_LOAD = 1.5
+
+
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -54,12 +57,16 @@ def load() -> str:
 
 
 def environment(threads: int, load_before: str) -> str:
-    return (
+    text = (
         f"torch {torch.__version__}, Python {platform.python_version()}, {platform.machine()}, "
         f"{os.cpu_count()} cores, {threads} intra-op thread(s), no GPU; "
         f"load average (1/5/15 min) {load_before} at start, {load()} at end; "
         f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}"
     )
+    if load_before != "unknown" and float(load_before.split()[0]) > BUSY_LOAD:
+        text += (f". The machine was busy (load above {BUSY_LOAD}): absolute times may be off by tens of "
+                 "percent; the side-by-side ratios, measured in interleaved rounds, are steadier")
+    return text
 
 
 def speed_section(results) -> str:
@@ -69,7 +76,9 @@ def speed_section(results) -> str:
         "Median time per call (torch.utils.benchmark, interleaved rounds, warm: compile time excluded). "
         f"(a)-(d): Inductor backend for both compilers, {speed.CHAIN_ELEMENTS:,} float32 elements; "
         "prints are real but go to os.devnull for all three. "
-        f"(e): `eager` backend, {speed.OVERHEAD_ELEMENTS} elements; overhead = compiled - plain call.",
+        f"(e): `eager` backend, {speed.OVERHEAD_ELEMENTS} elements; overhead = compiled - plain call. "
+        "One intra-op thread by default (`--threads`): on a shared 2-core machine, two threads make eager "
+        "times swing several-fold with other load, which flatters every compiler.",
         "",
         speed.table(results),
     ])
@@ -196,7 +205,10 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer timing rounds and generated programs")
     parser.add_argument("--programs", type=int, default=None, help="generated programs (default 20)")
     parser.add_argument("--first-seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch intra-op threads (default 1; 0 = torch's default, one per core). With every "
+                             "core in use, any other load on the machine stalls OpenMP barriers and inflates "
+                             "eager times several-fold, so speedups would be flattering and irreproducible.")
     parser.add_argument("--write-docs", action="store_true", help="also write docs/bench.md")
     args = parser.parse_args(argv)
 
@@ -209,7 +221,7 @@ def main(argv=None) -> int:
     warnings.filterwarnings("ignore")
     load_before = load()
     started = time.time()
-    if float(load_before.split()[0] if load_before != "unknown" else 0) > 1.5:
+    if float(load_before.split()[0] if load_before != "unknown" else 0) > BUSY_LOAD:
         log(f"note: load average is {load_before}; timings will be noisy")
 
     sections = []
