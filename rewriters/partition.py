@@ -35,6 +35,9 @@ from carve.rewriters.rules import rule
 # `for` loops over range() are unrolled into the graph only up to this many iterations.
 MAX_UNROLLED_ITERATIONS = 32
 GRAPH_SMALL_STATEMENTS = (cst.Assign, cst.AugAssign, cst.Expr, cst.Pass)
+# Builtins whose result is a Python object a graph cannot return anew on each call
+# (`it = iter(xs)`): assignments of their result stay Python.
+PYTHON_OBJECT_BUILTINS = frozenset({"iter", "enumerate", "zip", "map", "filter", "reversed", "range", "object"})
 
 
 @dataclass
@@ -136,7 +139,7 @@ def _graph_small(small: cst.BaseSmallStatement, loop_depth: int, nested: bool) -
         # Docstrings and bare names are harmless; a bare call is kept in the graph.
         return not isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
     if isinstance(small, (cst.Assign, cst.AugAssign)):
-        return _assigns_names_only(small)
+        return _assigns_names_only(small) and not _makes_python_object(small.value)
     if isinstance(small, cst.AnnAssign):
         return small.value is not None and isinstance(small.target, cst.Name)
     if isinstance(small, cst.Return):
@@ -145,6 +148,10 @@ def _graph_small(small: cst.BaseSmallStatement, loop_depth: int, nested: bool) -
     if isinstance(small, (cst.Break, cst.Continue)):
         return loop_depth > 0  # only inside a loop that is itself in the graph
     return isinstance(small, cst.Pass)
+
+
+def _makes_python_object(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Call) and dotted_name(value.func) in PYTHON_OBJECT_BUILTINS
 
 
 def _assigns_names_only(small: cst.Assign | cst.AugAssign) -> bool:

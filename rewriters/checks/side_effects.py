@@ -26,6 +26,7 @@ MUTATING_METHODS = frozenset({
     "discard", "appendleft", "popleft", "extendleft", "put", "put_nowait", "send", "register_buffer",
     "register_parameter", "add_module", "register_forward_hook", "register_module",
 })
+MUTATING_BUILTINS = frozenset({"next", "setattr", "delattr", "exec"})
 # Mutate a Python container, unless the receiver is a tensor (`x.add(y)`, `x.sort()` are tensor ops).
 MAYBE_MUTATING_METHODS = frozenset({"add", "sort", "reverse"})
 
@@ -71,6 +72,12 @@ class _MutatingCalls(cst.CSTVisitor):
         return False
 
     def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name):
+            # `next(it)` advances an iterator and `setattr`/`delattr` change an object: effects a
+            # cached graph would not repeat (and what `next` yields is not a graph input).
+            if node.func.value in MUTATING_BUILTINS:
+                self.found.append(("CRV019", f"{node.func.value}() changes a Python object"))
+            return
         if not isinstance(node.func, cst.Attribute):
             return
         method = node.func.attr.value
