@@ -34,7 +34,11 @@ graph region's fast path (guard, fetch inputs, call the compiled graph) and
 
 from __future__ import annotations
 
+import dis
+import inspect
 import math
+import types
+from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
@@ -43,6 +47,37 @@ from . import compat
 from .tracer import Source, TraceResult
 
 _VALUE_TYPES = (int, float, bool, str, bytes, complex, type(None))
+_ROOT_LOADS = {"LOAD_FAST": "local", "LOAD_GLOBAL": "global", "LOAD_DEREF": "closure", "LOAD_NAME": "global"}
+_ATTR_LOADS = {"LOAD_ATTR", "LOAD_METHOD"}
+
+
+@lru_cache(maxsize=4096)
+def attribute_chains(code: types.CodeType) -> Tuple[Tuple[str, str, Tuple[str, ...]], ...]:
+    """(kind, root name, attributes) of every `root.a.b` the code (and its nested code) reads.
+
+        def region(x, cfg):             (("local", "cfg", ("scale",)),
+            return x * cfg.scale + K.b   ("global", "K", ("b",)))
+    """
+    chains = set()
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+        root = None
+        attrs: List[str] = []
+        for instruction in dis.get_instructions(current):
+            if instruction.opname in _ATTR_LOADS and root is not None:
+                attrs.append(instruction.argval)
+                continue
+            if root is not None and attrs:
+                chains.add((root[0], root[1], tuple(attrs)))
+            root, attrs = None, []
+            kind = _ROOT_LOADS.get(instruction.opname)
+            if kind is not None:
+                root = (kind, instruction.argval)
+        if root is not None and attrs:
+            chains.add((root[0], root[1], tuple(attrs)))
+    return tuple(sorted(chains))
 _MISSING = object()
 
 
@@ -173,6 +208,58 @@ class GuardSet:
         if conds:
             self.add(f"{source.name()} ({type(mod).__name__}): {', '.join(parts)}", *conds)
 
+    def guard_attribute_chains(self, fn: Callable[..., Any], args: tuple, walked: set) -> None:
+        """Values the region reads through attributes of plain objects (`cfg.scale`, `K.sizes`).
+
+        A graph freezes them; guard them so a changed attribute retraces. Module parameters,
+        buffers and submodules are inputs or guarded already; a chain stops at properties
+        (evaluating them on every call could have effects) and at tensors (their metadata
+        is guarded as graph inputs).
+        """
+        code = fn.__code__
+        positional = code.co_varnames[:code.co_argcount]
+        cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
+        for kind, name, attrs in attribute_chains(code):
+            if kind == "local" and name in positional:
+                source, value = Source(("arg", positional.index(name))), args[positional.index(name)]
+            elif kind == "global" and name in fn.__globals__:
+                source, value = Source(("global", name)), fn.__globals__[name]
+            elif kind == "closure" and name in cells:
+                try:
+                    source, value = Source(("closure", name)), cells[name].cell_contents
+                except ValueError:
+                    continue
+            else:
+                continue
+            for attr in attrs:
+                if isinstance(value, (torch.Tensor, types.ModuleType)) or (
+                        callable(value) and not isinstance(value, torch.nn.Module)):
+                    break  # tensor metadata and called code are not plain values
+                if isinstance(value, torch.nn.Module):
+                    step = next((k for k, d in (("module", value._modules), ("param", value._parameters),
+                                                ("buffer", value._buffers)) if attr in d), None)
+                    if step is not None:
+                        source, value = source.child(step, attr), getattr(value, attr)
+                        continue
+                static = inspect.getattr_static(value, attr, _MISSING)
+                if static is _MISSING or isinstance(static, property):
+                    break
+                source, value = source.child("attr", attr), getattr(value, attr)
+            else:
+                if source.path and source not in walked and not isinstance(value, (torch.Tensor, torch.nn.Module)) \
+                        and not callable(value):
+                    walked.add(source)
+                    self.guard_plain_value(source, value)
+
+    def guard_plain_value(self, source: Source, value: Any) -> None:
+        """By value for numbers, strings and (nested) tuples/lists of them; by identity otherwise."""
+        if type(value) in (tuple, list) and _plain(value):
+            v = self.var(source)
+            self.add(f"{source.name()} == {value!r}", f"type({v}) is {type(value).__name__}",
+                     f"{v} == {self.const(value, 'K')}")
+        else:
+            self.guard_value(source, value)
+
     # ---- the one entry point --------------------------------------------------------------
 
     @classmethod
@@ -221,6 +308,7 @@ class GuardSet:
             names = ", ".join(f"id({gs.var(s)})" for s in distinct)
             gs.add("the graph mutates tensors: its tensor inputs stay distinct objects",
                    f"len({{{names}}}) == {len(distinct)}")
+        gs.guard_attribute_chains(fn, args, walked)
         for name, value in gi.global_names.items():
             source = Source(("global", name))
             if source not in walked:
@@ -312,3 +400,9 @@ class GuardSet:
 
     def source(self) -> str:
         return self.render("check", lambda i: "return False", ["return True"])
+
+
+def _plain(value: Any) -> bool:
+    if type(value) in (tuple, list):
+        return len(value) <= 64 and all(_plain(v) for v in value)
+    return type(value) in _VALUE_TYPES
