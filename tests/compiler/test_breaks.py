@@ -297,3 +297,20 @@ def test_exception_traceback_points_at_user_line(backend):
 
     line = inspect.getsourcelines(f)[1] + 2
     assert (__file__, line) in [(str(p), l) for p, l in frames]
+
+
+def test_return_under_python_if_inside_loop_leaves_the_function(backend):
+    # Found by the capture benchmark's generated programs: the `return` must not end up
+    # inside a graph region (its value would be assigned instead of returned).
+    def in_loop(x, s):
+        for i in range(2):
+            x = torch.sin(x)
+            if s > 0.5:
+                return x * 2.0, s
+        return x, s
+
+    compiled = carve.compile(in_loop, backend=backend)
+    x = torch.randn(3)
+    for s in (0.9, 0.1, 0.9):
+        got, expected = compiled(x, s), in_loop(x, s)
+        assert torch.allclose(got[0], expected[0]) and got[1] == expected[1]
