@@ -94,3 +94,33 @@ def test_graph_break_error_names_file_line_rule_and_strategy():
     assert error.hint and error.strategy
     text = str(error)
     assert f"{__file__}:{error.lineno}" in text and "^" in text and "strategy" in text
+
+
+def test_carve_logs_environment_variable_end_to_end(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    script = tmp_path / "user_program.py"
+    script.write_text(textwrap.dedent('''
+        import torch, carve
+
+        @carve.compile(backend="eager")
+        def f(x):
+            y = x + 1
+            print("value", y.sum().item())
+            return y * 2
+
+        f(torch.ones(2))
+        f(torch.ones(3))
+    '''))
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+        env={"CARVE_LOGS": "graph_breaks,recompiles,guards", "PATH": ""},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "value 4.0" in result.stdout and "value 6.0" in result.stdout
+    logs = result.stderr
+    assert f"{script}:7" in logs and "CRV003" in logs  # the print, with file:line and rule
+    assert logs.count("CRV003") == 1  # once per location, not once per call
+    assert "recompil" in logs.lower()  # the (3,) input recompiled the regions
