@@ -63,10 +63,14 @@ def environment(threads: int, load_before: str) -> str:
         f"load average (1/5/15 min) {load_before} at start, {load()} at end; "
         f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}"
     )
-    if load_before != "unknown" and float(load_before.split()[0]) > BUSY_LOAD:
-        text += (f". The machine was busy (load above {BUSY_LOAD}): absolute times may be off by tens of "
-                 "percent; the side-by-side ratios, measured in interleaved rounds, are steadier")
     return text
+
+
+def busy_note(load_before: str) -> str:
+    if load_before == "unknown" or float(load_before.split()[0]) <= BUSY_LOAD:
+        return ""
+    return (f"Note: the machine was busy when this run started (load above {BUSY_LOAD}): absolute times may be "
+            "off by tens of percent; the side-by-side ratios, measured in interleaved rounds, are steadier.")
 
 
 def speed_section(results) -> str:
@@ -241,6 +245,7 @@ def main(argv=None) -> int:
         "# carve benchmarks",
         f"`make bench` ({environment(threads, load_before)}; took {time.time() - started:.0f} s). "
         "Reproduce with `make bench`; `.venv/bin/python bench/run.py --write-docs` also rewrites this file.",
+        *([busy_note(load_before)] if busy_note(load_before) else []),
         *sections,
     ]) + "\n"
     print(report)
