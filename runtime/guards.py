@@ -47,6 +47,10 @@ from . import compat
 from .tracer import Source, TraceResult
 
 _VALUE_TYPES = (int, float, bool, str, bytes, complex, type(None))
+# What nn.Module.__init__ itself puts in an instance's __dict__ (not user state).
+_MODULE_INTERNALS = frozenset(vars(torch.nn.Module())) - {"training"}
+# Hooks that run around forward/backward: a module with any keeps an identity guard.
+_MODULE_HOOK_DICTS = ("_backward_hooks", "_backward_pre_hooks", "_forward_hooks", "_forward_pre_hooks")
 _ROOT_LOADS = {"LOAD_FAST": "local", "LOAD_GLOBAL": "global", "LOAD_DEREF": "closure", "LOAD_NAME": "global"}
 _ATTR_LOADS = {"LOAD_ATTR", "LOAD_METHOD"}
 
@@ -196,17 +200,43 @@ class GuardSet:
                      f"{v} is {self.const(value, 'OBJ')}")
 
     def guard_module_state(self, source: Source, mod: torch.nn.Module) -> None:
+        """Every attribute the user set on `mod` (private ones too): numbers and strings by value,
+        anything else (functions, config objects, plain tensors) by identity."""
         v = self.var(source)
         conds, parts = [], []
         for key, value in sorted(vars(mod).items()):
-            if key.startswith("_") or type(value) not in _VALUE_TYPES:
+            if key in _MODULE_INTERNALS:
                 continue
-            if type(value) is float and math.isnan(value):
-                continue
-            conds.append(f"{v}.__dict__.get({key!r}, MISSING) == {self.const(value, 'K')}")
-            parts.append(f"{key}={value!r}")
+            if type(value) in _VALUE_TYPES:
+                if type(value) is float and math.isnan(value):
+                    continue
+                conds.append(f"{v}.__dict__.get({key!r}, MISSING) == {self.const(value, 'K')}")
+                parts.append(f"{key}={value!r}")
+            else:
+                conds.append(f"{v}.__dict__.get({key!r}, MISSING) is {self.const(value, 'OBJ')}")
+                parts.append(f"{key} is the same {type(value).__name__}")
         if conds:
             self.add(f"{source.name()} ({type(mod).__name__}): {', '.join(parts)}", *conds)
+
+    def guard_module_structure(self, source: Source, mod: torch.nn.Module) -> None:
+        """The class and the names of submodules, parameters and buffers, and no hooks.
+
+        Not the module's identity: its parameters and buffers are graph inputs fetched by
+        name on each call, so blocks of one structure share one graph (a loop over twelve
+        identical blocks compiles once instead of twelve times).
+        """
+        v = self.var(source)
+        conds = [f"type({v}) is {self.const(type(mod), 'T')}"]
+        for attribute in ("_modules", "_parameters", "_buffers"):
+            keys = list(getattr(mod, attribute))
+            conds.append(f"list({v}.{attribute}) == {self.const(keys, 'KEYS')}")
+        hooks = [h for h in _MODULE_HOOK_DICTS if getattr(mod, h, None)]
+        if hooks:  # hooks run Python around forward: keep the very module
+            conds.append(f"{v} is {self.const(mod, 'OBJ')}")
+        else:
+            conds.extend(f"not getattr({v}, {h!r}, None)" for h in _MODULE_HOOK_DICTS)
+        self.add(f"{source.name()}: a {type(mod).__name__} with submodules {list(mod._modules)}, "
+                 f"parameters {list(mod._parameters)}, buffers {list(mod._buffers)}", *conds)
 
     def guard_attribute_chains(self, fn: Callable[..., Any], args: tuple, walked: set) -> None:
         """Values the region reads through attributes of plain objects (`cfg.scale`, `K.sizes`).
@@ -292,8 +322,7 @@ class GuardSet:
                 if source.root[0] == "arg" or source in graph_inputs:
                     tensor(source, value)
             elif isinstance(value, torch.nn.Module):
-                if not source.path:
-                    gs.guard_value(source, value)  # identity of the root module
+                gs.guard_module_structure(source, value)
                 gs.guard_module_state(source, value)
             else:
                 gs.guard_value(source, value)

@@ -153,3 +153,54 @@ def test_recompile_limit_falls_back_to_eager_and_says_so_once(backend, caplog):
     assert backend.graphs == 2
     limit_messages = [r for r in caplog.records if "CRV020" in r.getMessage() or "limit" in r.getMessage()]
     assert len(limit_messages) == 1
+
+
+class Residual(torch.nn.Module):
+    def __init__(self, eps=1e-5, act=torch.tanh):
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8)
+        self._eps = eps
+        self.act = act
+
+    def forward(self, x):
+        return self.act(self.linear(x)) * (1 + self._eps) + x
+
+
+class Stack(torch.nn.Module):
+    def __init__(self, blocks):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(blocks)
+
+    def forward(self, x):
+        for i, block in enumerate(self.blocks):
+            x = block(x)
+            if i % 4 == 0:
+                print("block", i)
+        return x
+
+
+def test_loop_over_same_shaped_blocks_compiles_one_graph(backend, capsys):
+    torch.manual_seed(0)
+    net = Stack([Residual() for _ in range(12)])
+    compiled = carve.compile(net, backend=backend)
+    x = torch.randn(2, 8)
+    for _ in range(2):
+        assert torch.allclose(compiled(x), net(x), atol=1e-6)
+    # Twelve blocks, two graphs: parameters are inputs, so blocks of one structure share a
+    # graph (twelve would exceed the recompile limit of 8 if each block needed its own). The
+    # second graph is for requires_grad: block 0 gets the input, the others a graph output.
+    assert backend.graphs == 2
+    assert backend.calls >= 12
+
+
+def test_blocks_differing_in_plain_or_private_attributes_do_not_share_a_graph(backend):
+    torch.manual_seed(0)
+    blocks = [Residual(eps=0.0), Residual(eps=0.5), Residual(act=torch.sigmoid)]
+    net = Stack(blocks)
+    compiled = carve.compile(net, backend=backend)
+    x = torch.randn(2, 8)
+    for _ in range(2):
+        assert torch.allclose(compiled(x), net(x), atol=1e-6)
+    assert backend.graphs == 3
+    blocks[0]._eps = 2.0  # mutated after compiling: must be seen
+    assert torch.allclose(compiled(x), net(x), atol=1e-6)
