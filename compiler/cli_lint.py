@@ -128,9 +128,8 @@ def _run(args) -> int:
     config = build_config(args)
     files = [str(p) for p in python_files(args.paths, config.exclude)]
     want_fixes = args.fix or args.diff
-    work = partial(_lint_one, config=config, want_fixes=want_fixes)
     progress = False if args.no_progress else None
-    results: list[FileResult] = process_files(files, work, jobs=args.jobs, label="carve lint", progress=progress)
+    results = _lint_files(files, config, want_fixes, args.jobs, progress)
 
     findings = [f for r in results for f in r.findings]
     errors = [r for r in results if r.error]
@@ -167,6 +166,45 @@ def _run(args) -> int:
 
 def _lint_one(filename: str, config: LintConfig, want_fixes: bool) -> FileResult:
     return lint_file(filename, config, want_fixes)
+
+
+def _lint_group(filenames: list[str], config: LintConfig, want_fixes: bool) -> list[FileResult]:
+    return [lint_file(filename, config, want_fixes) for filename in filenames]
+
+
+def _lint_files(files: list[str], config: LintConfig, want_fixes: bool, jobs: int | None, progress) -> list[FileResult]:
+    """Lint the files, in their order; across processes in groups of about the same size.
+
+    One large file (torch/nn/functional.py) takes as long as twenty small ones: handing out
+    files in list order would leave one worker busy with a big chunk while the others idle.
+    The files are packed into groups of similar total size, largest first.
+    """
+    jobs = jobs or os.cpu_count() or 1
+    if jobs <= 1 or len(files) < 16:
+        work = partial(_lint_one, config=config, want_fixes=want_fixes)
+        return process_files(files, work, jobs=1, label="carve lint", progress=progress)
+    sizes = []
+    for filename in files:
+        try:
+            sizes.append(os.path.getsize(filename))
+        except OSError:
+            sizes.append(0)
+    # Enough groups that process_files hands them out one at a time (chunk size 1).
+    count = jobs * 4
+    groups: list[list[int]] = [[] for _ in range(count)]
+    totals = [0] * count
+    for index in sorted(range(len(files)), key=lambda i: -sizes[i]):
+        smallest = min(range(count), key=totals.__getitem__)
+        groups[smallest].append(index)
+        totals[smallest] += sizes[index] + 4096  # a file costs something even when small
+    order = [groups[g] for g in sorted(range(count), key=lambda g: -totals[g]) if groups[g]]
+    work = partial(_lint_group, config=config, want_fixes=want_fixes)
+    grouped = process_files([[files[i] for i in group] for group in order], work, jobs=jobs, label="carve lint", progress=progress)
+    results: list[FileResult | None] = [None] * len(files)
+    for group, group_results in zip(order, grouped):
+        for index, result in zip(group, group_results):
+            results[index] = result
+    return results
 
 
 def _report(args, findings, out) -> None:

@@ -84,6 +84,10 @@ class ModuleContext:
     def position(self, node: cst.CSTNode) -> CodeRange | None:
         return self.positions.get(node)
 
+    def position_within(self, node: cst.CSTNode, statement: cst.CSTNode) -> CodeRange | None:
+        """`position(node)` for a node of `statement` (`carve lint` then generates only that statement)."""
+        return self.position(node)
+
     def line_of(self, node: cst.CSTNode) -> int:
         position = self.positions.get(node)
         return position.start.line + self.line_offset if position else 0
@@ -133,8 +137,8 @@ class _FunctionWalker:
             self.analysis.whole_function = skip
 
     # -- recording -------------------------------------------------------------------------
-    def _finding(self, code: str, message: str, node: cst.CSTNode, callee_stack=()) -> Finding:
-        position = self.module.position(node)
+    def _finding(self, code: str, message: str, node: cst.CSTNode, callee_stack=(), owner: cst.CSTNode | None = None) -> Finding:
+        position = self.module.position(node) if owner is None else self.module.position_within(node, owner)
         offset = self.module.line_offset
         if position is None:
             return Finding(code, message, offset + 1, callee_stack=tuple(callee_stack))
@@ -168,7 +172,7 @@ class _FunctionWalker:
     def _simple(self, statement: cst.CSTNode) -> bool:
         for small in statement.body:
             for code, message in side_effects.check_statement(small, self.ctx, self.analysis.global_names):
-                self._record(statement, self._finding(code, message, small))
+                self._record(statement, self._finding(code, message, small, owner=statement))
             self._expressions(statement, small)
         self._forced(statement)
         return any(rule(f.code).lint_default for f in self.analysis.findings_of(statement))
@@ -189,7 +193,7 @@ class _FunctionWalker:
             self._expressions(statement, statement.test)
             if self.ctx.tensors.is_tensor(statement.test):
                 keyword = "if" if isinstance(statement, cst.If) else "while"
-                self._record(statement, self._finding("CRV005", f"`{keyword}` condition depends on a tensor's value", statement.test))
+                self._record(statement, self._finding("CRV005", f"`{keyword}` condition depends on a tensor's value", statement.test, owner=statement))
         elif isinstance(statement, cst.For):
             self._expressions(statement, statement.iter)
         elif isinstance(statement, cst.With):
@@ -204,7 +208,7 @@ class _FunctionWalker:
             kind = {"CRV006": "a loop", "CRV007": "a try block", "CRV008": "a `with` block"}[containment]
             self._record(statement, self._finding(
                 containment, f"a graph break inside {kind}: torch.compile would skip the whole function",
-                _header_node(statement)))
+                _header_node(statement), owner=statement))
         return broke or header_broke
 
     def _forced_header(self, statement: cst.CSTNode) -> None:
@@ -230,7 +234,7 @@ class _FunctionWalker:
     def check_call(self, owner: cst.CSTNode, call: cst.Call) -> None:
         for check in CALL_CHECKS:
             for code, message in check(call, self.ctx):
-                self._record(owner, self._finding(code, message, call))
+                self._record(owner, self._finding(code, message, call, owner=owner))
         dotted = dotted_name(call.func)
         qualified = self.ctx.qualified(call.func)
         for resolver in self.resolvers:
@@ -242,12 +246,12 @@ class _FunctionWalker:
     def check_subscript(self, owner: cst.CSTNode, node: cst.Subscript) -> None:
         for check in SUBSCRIPT_CHECKS:
             for code, message in check(node, self.ctx):
-                self._record(owner, self._finding(code, message, node))
+                self._record(owner, self._finding(code, message, node, owner=owner))
 
     def check_if_expression(self, owner: cst.CSTNode, node: cst.IfExp) -> None:
         for check in IF_EXPRESSION_CHECKS:
             for code, message in check(node, self.ctx):
-                self._record(owner, self._finding(code, message, node.test))
+                self._record(owner, self._finding(code, message, node.test, owner=owner))
 
     def _callee(self, owner: cst.CSTNode, call: cst.Call, info: CalleeInfo) -> None:
         simple = {
@@ -259,9 +263,10 @@ class _FunctionWalker:
         }
         if info.kind in simple:
             code, message = simple[info.kind]
-            line = self.module.line_of(call)
+            position = self.module.position_within(call, owner)
+            line = position.start.line + self.module.line_offset if position else 0
             if not any(f.code == code and f.line == line for f in self.analysis.findings_of(owner)):
-                self._record(owner, self._finding(code, message, call))
+                self._record(owner, self._finding(code, message, call, owner=owner))
         elif info.kind is CalleeKind.USER_FUNCTION:
             self.analysis.user_calls[id(call)] = info
             if info.breaks:
@@ -270,7 +275,7 @@ class _FunctionWalker:
                 stack = (f"{where}: {first.describe()}",) + first.callee_stack
                 self._record(owner, self._finding(
                     "CRV016", f"{info.name}() has a graph break inside ({first.code} at {where}: {first.message})",
-                    call, stack))
+                    call, stack, owner))
 
 
 class _ExpressionVisitor(cst.CSTVisitor):

@@ -220,7 +220,8 @@ class _FileLinter:
             self._report(finding, suffix, fix)
         if compiled and analysis.whole_function is not None:
             whole = analysis.whole_function
-            position = self.context.position(func.name)
+            with self.context.within(func):
+                position = self.context.position_within(func.name, func)
             line = position.start.line if position else whole.line
             self._report(Finding(
                 "CRV018", f"torch.compile would skip {qualname}() entirely: {whole.message}", line,

@@ -39,6 +39,8 @@ class NoqaComments:
 def read_noqa(source: str) -> NoqaComments:
     """The noqa comments of `source`; an untokenizable file has none."""
     comments = NoqaComments()
+    if "NOQA" not in source.upper():
+        return comments  # tokenizing a large file costs more than analysing it
     try:
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
             if token.type != tokenize.COMMENT:
