@@ -35,11 +35,13 @@ from libcst.helpers import parse_template_expression, parse_template_statement
 
 from carve.rewriters.analysis import FunctionAnalysis, ModuleContext
 from carve.rewriters.findings import Finding
+from carve.rewriters.hoist import HOISTABLE_CODES, Hoister
 from carve.rewriters.liveness import local_names, reads_and_writes, region_inputs, region_outputs
 from carve.rewriters.partition import (
     Compound, EagerStatement, GraphRun, Item, as_statement_line, child_blocks, partition_block,
 )
 from carve.rewriters.rules import rule
+from carve.rewriters.tensors import TensorInference
 
 
 @dataclass
@@ -96,6 +98,10 @@ class _Outliner:
         self.locals = local_names(func, analysis.global_names)
         self.units = list(_units(func.body))
         self.result = OutlinedFunction(func, [], [], [], regions_var)
+        self.hoister = Hoister(TensorInference(func, module.imports), module.imports)
+        # Statements made here (hoisted assignments, rewritten statements) -> original lines.
+        self.synthetic_lines: dict[int, tuple[int, int]] = {}
+        self.hoisted_temps: set[str] = set()
 
     def run(self) -> OutlinedFunction:
         if self.analysis.whole_function is not None:
@@ -117,11 +123,44 @@ class _Outliner:
         return node
 
     def _lines(self, node: cst.CSTNode) -> tuple[int, int]:
-        return self.module.line_range(node)
+        synthetic = self.synthetic_lines.get(id(node))
+        return synthetic if synthetic is not None else self.module.line_range(node)
+
+    # -- hoisting tensor work out of eager statements ------------------------------------------
+    def _hoist(self, items: list[Item]) -> list[Item]:
+        out: list[Item] = []
+        for item in items:
+            hoisted = None
+            if isinstance(item, EagerStatement) and _hoistable(item.findings):
+                hoisted = self.hoister.hoist_statement(item.statement)
+            elif isinstance(item, Compound) and isinstance(item.statement, cst.If) and _hoistable(item.header_breaks):
+                hoisted = self.hoister.hoist_if_test(item.statement)
+            if hoisted is None:
+                out.append(item)
+                continue
+            lines = self._lines(item.statement)
+            self.synthetic_lines[id(hoisted.statement)] = lines
+            header = lines if isinstance(item, EagerStatement) else (lines[0], lines[0])
+            for node in hoisted.assignments:
+                self.synthetic_lines[id(node)] = header
+            self.hoisted_temps.update(hoisted.temps)
+            self.locals.update(hoisted.temps)
+            previous = out[-1] if out else None
+            if isinstance(previous, GraphRun) and not previous.ends_with_return:
+                previous.statements.extend(hoisted.assignments)
+            else:
+                out.append(GraphRun(list(hoisted.assignments)))
+            if isinstance(item, EagerStatement):
+                out.append(EagerStatement(hoisted.statement, item.findings))
+            else:
+                out.append(Compound(hoisted.statement, item.header_findings, item.blocks))
+        return out
 
     # -- blocks ----------------------------------------------------------------------------
     def _block(self, items: list[Item], in_loop: bool) -> list[cst.BaseStatement]:
         out: list[cst.BaseStatement] = []
+        if self.analysis.whole_function is None:
+            items = self._hoist(items)
         for item in items:
             if isinstance(item, GraphRun):
                 out.append(self._graph_run(item, in_loop))
@@ -143,6 +182,9 @@ class _Outliner:
             if id(unit) not in run_ids:
                 read_elsewhere.update(reads_and_writes(unit)[0])
         outputs = [] if run.ends_with_return else region_outputs(run.statements, read_elsewhere, self.locals, inputs, in_loop)
+        # Hoisted temporaries are read by the eager statement right after the region.
+        written = set().union(*(reads_and_writes(s)[1] for s in run.statements))
+        outputs += sorted(t for t in self.hoisted_temps & written if t not in outputs and not run.ends_with_return)
         self.result.regions.append(RegionInfo(name, first, last, inputs, outputs))
 
         # The region function: the user's statements verbatim, then the outputs.
@@ -313,6 +355,11 @@ def _units_of_statement(statement: cst.CSTNode):
         yield orelse.test
     for child in child_blocks(statement):
         yield from _units(child)
+
+
+def _hoistable(findings: list[Finding]) -> bool:
+    codes = {f.code for f in findings if rule(f.code).lint_default}
+    return bool(codes) and codes <= HOISTABLE_CODES
 
 
 def _one_line(text: str) -> str:

@@ -314,3 +314,26 @@ def test_return_under_python_if_inside_loop_leaves_the_function(backend):
     for s in (0.9, 0.1, 0.9):
         got, expected = compiled(x, s), in_loop(x, s)
         assert torch.allclose(got[0], expected[0]) and got[1] == expected[1]
+
+
+def test_tensor_work_inside_breaking_statements_runs_in_graphs(backend, capsys):
+    def f(x, log):
+        y = x * 2
+        print("mean", y.mean(), f"{y.max():.3f}")
+        if y.abs().max() > 1:
+            y = y / 2
+        log.append(round(float(y.std()), 4))
+        return y
+
+    compiled = carve.compile(f, backend=backend)
+    x = torch.randn(5)
+    got_log, expected_log = [], []
+    compiled(x, got_log)
+    first_print = capsys.readouterr().out
+    assert torch.allclose(compiled(x, got_log), f(x, expected_log))
+    f(x, expected_log)
+    second_print, eager_print = capsys.readouterr().out.split("\n", 1)[0] + "\n", first_print
+    assert second_print == eager_print and got_log == expected_log
+    methods = {n.target for gm in backend.graph_modules for n in gm.graph.nodes if n.op == "call_method"}
+    # mean, max, abs+max > 1 and std were hoisted out of the print / if / float() into graphs.
+    assert {"mean", "max", "abs", "std"} <= methods

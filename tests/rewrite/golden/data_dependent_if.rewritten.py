@@ -6,11 +6,12 @@ import carve
 _carve_clamp_or_shift = carve.RegionSet("clamp_or_shift", backend="eager")
 
 
-# carve: graph region, lines 8-8, compiled to an FX graph
-@_carve_clamp_or_shift.graph(8, 8)
-def _clamp_or_shift_graph_region_0_lines_8_8(x):
+# carve: graph region, lines 8-9, compiled to an FX graph
+@_carve_clamp_or_shift.graph(8, 9)
+def _clamp_or_shift_graph_region_0_lines_8_9(x):
     y = x * 2
-    return y
+    _carve_t0 = y.sum() > 0
+    return y, _carve_t0
 
 
 # carve: graph region, lines 10-10, compiled to an FX graph
@@ -35,10 +36,10 @@ def _clamp_or_shift_graph_region_3_lines_13_13(z, x):
 
 @_carve_clamp_or_shift.entry
 def clamp_or_shift(x):
-    y = _clamp_or_shift_graph_region_0_lines_8_8(x)
+    y, _carve_t0 = _clamp_or_shift_graph_region_0_lines_8_9(x)
     # carve: eager, CRV005 control flow on a tensor's value: `if` condition depends on a tensor's value
     _carve_clamp_or_shift.graph_break(9, "CRV005")
-    if y.sum() > 0:
+    if _carve_t0:
         z = _clamp_or_shift_graph_region_1_lines_10_10(y)
     else:
         z = _clamp_or_shift_graph_region_2_lines_12_12(y)

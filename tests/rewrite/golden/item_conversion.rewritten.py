@@ -13,11 +13,12 @@ def _stats_graph_region_0_lines_8_8(x):
     return mean
 
 
-# carve: graph region, lines 10-10, compiled to an FX graph
-@_carve_stats.graph(10, 10)
-def _stats_graph_region_1_lines_10_10(x):
+# carve: graph region, lines 10-11, compiled to an FX graph
+@_carve_stats.graph(10, 11)
+def _stats_graph_region_1_lines_10_11(x, mean):
     count = int(x.numel())
-    return count
+    _carve_t0 = (x - mean).abs().max()
+    return count, _carve_t0
 
 
 # carve: graph region, lines 12-12, compiled to an FX graph
@@ -32,8 +33,8 @@ def stats(x):
     # carve: eager, CRV004 tensor converted to a Python value: .item() converts a tensor to Python data
     _carve_stats.graph_break(9, "CRV004")
     mean_value = mean.item()
-    count = _stats_graph_region_1_lines_10_10(x)
+    count, _carve_t0 = _stats_graph_region_1_lines_10_11(x, mean)
     # carve: eager, CRV004 tensor converted to a Python value: float() of a tensor converts it to a Python value
     _carve_stats.graph_break(11, "CRV004")
-    spread = float((x - mean).abs().max())
+    spread = float(_carve_t0)
     return _stats_graph_region_2_lines_12_12(x, spread, mean_value, count)

@@ -14,12 +14,13 @@ def _accumulate_until_graph_region_0_lines_8_9(x):
     return total, steps
 
 
-# carve: graph region, lines 11-12, compiled to an FX graph
-@_carve_accumulate_until.graph(11, 12)
-def _accumulate_until_graph_region_1_lines_11_12(total, x, step):
+# carve: graph region, lines 11-13, compiled to an FX graph
+@_carve_accumulate_until.graph(11, 13)
+def _accumulate_until_graph_region_1_lines_11_13(total, x, step, limit):
     total = total + x * step
     steps = step
-    return total, steps
+    _carve_t0 = total.sum() > limit
+    return total, steps, _carve_t0
 
 
 # carve: graph region, lines 15-15, compiled to an FX graph
@@ -32,9 +33,9 @@ def _accumulate_until_graph_region_2_lines_15_15(total, steps):
 def accumulate_until(x, limit):
     total, steps = _accumulate_until_graph_region_0_lines_8_9(x)
     for step in range(1, 10):
-        total, steps = _accumulate_until_graph_region_1_lines_11_12(total, x, step)
+        total, steps, _carve_t0 = _accumulate_until_graph_region_1_lines_11_13(total, x, step, limit)
         # carve: eager, CRV005 control flow on a tensor's value: `if` condition depends on a tensor's value
         _carve_accumulate_until.graph_break(13, "CRV005")
-        if total.sum() > limit:  # data-dependent: decided by tensor values
+        if _carve_t0:  # data-dependent: decided by tensor values
             break
     return _accumulate_until_graph_region_2_lines_15_15(total, steps)

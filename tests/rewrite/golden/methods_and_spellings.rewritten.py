@@ -48,11 +48,12 @@ class Scaler(Base):
 def make_affine(weight):
     _carve_make_affine_affine = carve.RegionSet("make_affine.<locals>.affine", backend="eager")
 
-    # carve: graph region, lines 32-32, compiled to an FX graph
-    @_carve_make_affine_affine.graph(32, 32)
-    def _make_affine_affine_graph_region_0_lines_32_32(x):
+    # carve: graph region, lines 32-33, compiled to an FX graph
+    @_carve_make_affine_affine.graph(32, 33)
+    def _make_affine_affine_graph_region_0_lines_32_33(x):
         y = x * weight
-        return y
+        _carve_t0 = y.sum()
+        return y, _carve_t0
 
     # carve: graph region, lines 34-34, compiled to an FX graph
     @_carve_make_affine_affine.graph(34, 34)
@@ -61,10 +62,10 @@ def make_affine(weight):
 
     @_carve_make_affine_affine.entry
     def affine(x):
-        y = _make_affine_affine_graph_region_0_lines_32_32(x)
+        y, _carve_t0 = _make_affine_affine_graph_region_0_lines_32_33(x)
         # carve: eager, CRV003 I/O or logging: print() performs I/O
         _carve_make_affine_affine.graph_break(33, "CRV003")
-        print("affine", y.sum().item() > 0)
+        print("affine", _carve_t0.item() > 0)
         return _make_affine_affine_graph_region_1_lines_34_34(y)
 
     return affine

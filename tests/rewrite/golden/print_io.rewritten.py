@@ -9,11 +9,12 @@ SCALE = 0.5
 _carve_normalize = carve.RegionSet("normalize", backend="eager")
 
 
-# carve: graph region, lines 11-11, compiled to an FX graph
-@_carve_normalize.graph(11, 11)
-def _normalize_graph_region_0_lines_11_11(x):
+# carve: graph region, lines 11-12, compiled to an FX graph
+@_carve_normalize.graph(11, 12)
+def _normalize_graph_region_0_lines_11_12(x):
     centered = x - x.mean()
-    return centered
+    _carve_t0 = centered.norm()
+    return centered, _carve_t0
 
 
 # carve: graph region, lines 13-13, compiled to an FX graph
@@ -31,10 +32,10 @@ def _normalize_graph_region_2_lines_15_15(scaled):
 
 @_carve_normalize.entry
 def normalize(x):
-    centered = _normalize_graph_region_0_lines_11_11(x)
+    centered, _carve_t0 = _normalize_graph_region_0_lines_11_12(x)
     # carve: eager, CRV003 I/O or logging: print() performs I/O
     _carve_normalize.graph_break(12, "CRV003")
-    print("centered norm:", round(centered.norm().item(), 4))
+    print("centered norm:", round(_carve_t0.item(), 4))
     scaled = _normalize_graph_region_1_lines_13_13(centered)
     # carve: eager, CRV003 I/O or logging: print() performs I/O
     _carve_normalize.graph_break(14, "CRV003")

@@ -1,0 +1,185 @@
+"""Hoist the tensor work out of statements that break the graph, into the graph before them.
+
+    y = model(x)                                y = model(x)
+    print("mean", y.mean())          ->         _carve_t0 = y.mean()        # joins the graph above
+                                                print("mean", _carve_t0)    # only the print is eager
+
+    if y.abs().max() > 1:            ->         _carve_t1 = y.abs().max() > 1
+        ...                                     if _carve_t1:               # only bool() is eager
+
+A subexpression is hoisted when it is pure tensor work (torch functions,
+tensor methods that are not in-place, arithmetic and comparisons on tensors)
+over names, constants and attribute reads, and when everything else the
+statement calls is I/O, a conversion or a container method, none of which
+can change a tensor: evaluating the hoisted work first then gives the same
+values. `elif` and `while` conditions are never hoisted (they are not always
+evaluated, or evaluated more than once).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from carve.rewriters.names import ImportTable, dotted_name
+from carve.rewriters.tensors import NON_TENSOR_METHODS, TORCH_NON_TENSOR, TensorInference
+
+HOISTABLE_CODES = frozenset({"CRV003", "CRV004", "CRV005"})
+# Calls that may stay around hoisted work: they cannot change a tensor's value.
+SAFE_FUNCTIONS = frozenset({
+    "print", "round", "float", "int", "bool", "str", "repr", "len", "format", "abs", "min", "max", "tuple", "list",
+})
+SAFE_METHODS = frozenset({
+    "item", "tolist", "numpy", "format", "debug", "info", "warning", "warn", "error", "critical", "log",
+    "append", "extend", "write",
+})
+TEMP_PREFIX = "_carve_t"
+
+
+@dataclass
+class Hoisted:
+    assignments: list[cst.SimpleStatementLine]
+    statement: cst.CSTNode
+    temps: list[str]
+
+
+class Hoister:
+    def __init__(self, tensors: TensorInference, imports: ImportTable) -> None:
+        self.tensors = tensors
+        self.imports = imports
+        self.count = 0
+
+    def hoist_statement(self, statement: cst.CSTNode) -> Hoisted | None:
+        """For a simple statement line with one small statement."""
+        if not isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) or len(statement.body) != 1:
+            return None
+        return self._hoist(statement, statement.body[0])
+
+    def hoist_if_test(self, statement: cst.If) -> Hoisted | None:
+        hoisted = self._hoist(statement.test, statement.test, whole=True)
+        if hoisted is None:
+            return None
+        return Hoisted(hoisted.assignments, statement.with_changes(test=hoisted.statement), hoisted.temps)
+
+    def _hoist(self, owner: cst.CSTNode, scope: cst.CSTNode, whole: bool = False) -> Hoisted | None:
+        if _contains(scope, (cst.NamedExpr, cst.Lambda, cst.Yield, cst.Await, cst.ListComp, cst.GeneratorExp,
+                             cst.DictComp, cst.SetComp)):
+            return None
+        finder = _HoistableFinder(self)
+        if whole and self.pure(scope):
+            finder.found.append(scope)
+        else:
+            scope.visit(finder)
+        if not finder.found or not finder.safe:
+            return None
+        replacements: dict[int, cst.Name] = {}
+        assignments, temps = [], []
+        for expression in finder.found:
+            name = f"{TEMP_PREFIX}{self.count}"
+            self.count += 1
+            temps.append(name)
+            replacements[id(expression)] = cst.Name(name)
+            assignments.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], expression)]))
+        # _Replace also replaces `owner` itself when the whole of it was hoisted.
+        return Hoisted(assignments, owner.visit(_Replace(replacements)), temps)
+
+    # -- purity ---------------------------------------------------------------------------
+    def pure(self, node: cst.CSTNode) -> bool:
+        """Pure tensor work with at least one operation (a bare name is not worth hoisting)."""
+        return not isinstance(node, cst.Name) and self._pure_tensor(node)
+
+    def _pure_tensor(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Name):
+            return node.value in self.tensors.tensor_names
+        if isinstance(node, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation)):
+            if not self.tensors.is_tensor(node):
+                return False
+            return all(self._operand(child) for child in _operands(node))
+        if isinstance(node, cst.Call):
+            if any(arg.star for arg in node.args):
+                return False
+            if not all(self._operand(arg.value) for arg in node.args):
+                return False
+            func = node.func
+            qualified = self.imports.resolve(func) or ""
+            if qualified.startswith("torch.") and not qualified.startswith(("torch.nn.", "torch._", "torch.compiler")):
+                return qualified not in TORCH_NON_TENSOR and not qualified.split(".")[-1].endswith("_")
+            if qualified.startswith("torch.nn.functional."):
+                return not any(arg.keyword and arg.keyword.value == "inplace" for arg in node.args)
+            if isinstance(func, cst.Attribute):
+                method = func.attr.value
+                if method in NON_TENSOR_METHODS or method.endswith("_") or method.startswith("_"):
+                    return False
+                return self._pure_tensor(func.value)
+        return False
+
+    def _operand(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.Name)):
+            return True
+        if isinstance(node, cst.Attribute):
+            return dotted_name(node) is not None  # self.scale, torch.float32
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.expression, (cst.Integer, cst.Float)):
+            return True
+        if isinstance(node, cst.Tuple):
+            return all(self._operand(e.value) for e in node.elements)
+        return self._pure_tensor(node)
+
+
+class _HoistableFinder(cst.CSTVisitor):
+    """Maximal pure tensor subexpressions; `safe` turns False at any other kind of call."""
+
+    def __init__(self, hoister: Hoister) -> None:
+        self.hoister = hoister
+        self.found: list[cst.CSTNode] = []
+        self.safe = True
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.BaseExpression) and self.hoister.pure(node):
+            self.found.append(node)
+            return False
+        if isinstance(node, cst.Call) and not _safe_call(node):
+            self.safe = False
+        return True
+
+
+def _safe_call(call: cst.Call) -> bool:
+    if isinstance(call.func, cst.Name):
+        return call.func.value in SAFE_FUNCTIONS
+    if isinstance(call.func, cst.Attribute):
+        return call.func.attr.value in SAFE_METHODS
+    return False
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, replacements: dict[int, cst.Name]) -> None:
+        self.replacements = replacements
+
+    def on_leave(self, original, updated):
+        replacement = self.replacements.get(id(original))
+        return replacement if replacement is not None else updated
+
+
+def _operands(node: cst.CSTNode) -> list[cst.CSTNode]:
+    if isinstance(node, cst.BinaryOperation):
+        return [node.left, node.right]
+    if isinstance(node, cst.UnaryOperation):
+        return [node.expression]
+    return [node.left, *(c.comparator for c in node.comparisons)]
+
+
+class _Contains(cst.CSTVisitor):
+    def __init__(self, kinds) -> None:
+        self.kinds = kinds
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, self.kinds):
+            self.found = True
+        return not self.found
+
+
+def _contains(node: cst.CSTNode, kinds) -> bool:
+    visitor = _Contains(kinds)
+    node.visit(visitor)
+    return visitor.found
