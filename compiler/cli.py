@@ -35,12 +35,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # argparse reports a subcommand's unknown options from the top-level parser; a
+        # subcommand with its own error format (`carve lint: error: ...`) reports them itself.
+        subcommand = _subcommand_parser(parser, getattr(args, "command", None))
+        reporter = subcommand if subcommand is not None and "error" in vars(subcommand) else parser
+        reporter.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:
         print("carve: interrupted", file=sys.stderr)
         return 130
+
+
+def _subcommand_parser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser | None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices.get(command)
+    return None
 
 
 if __name__ == "__main__":

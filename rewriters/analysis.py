@@ -122,13 +122,11 @@ class _FunctionWalker:
 
     def run(self) -> None:
         func = self.analysis.func
-        declared = _GlobalDeclarations()
-        walk(func.body, declared)
-        self.analysis.global_names = declared.names
+        generator = _BodyFacts()
+        walk(func.body, generator)
+        self.analysis.global_names = generator.names
         if func.asynchronous is not None:
             self._whole("CRV011", func, "async def functions run eagerly")
-        generator = _YieldFinder()
-        walk(func.body, generator)
         if generator.found is not None:
             self._whole("CRV010", generator.found, "the function is a generator (contains yield)")
         self._block(func.body)
@@ -307,15 +305,21 @@ class _ExpressionVisitor(cst.CSTVisitor):
         self.walker.check_if_expression(self.owner, node)
 
 
-class _GlobalDeclarations(cst.CSTVisitor):
+class _BodyFacts(cst.CSTVisitor):
+    """In one walk of a function body (not nested definitions): its global/nonlocal names, its first yield."""
+
     def __init__(self) -> None:
         self.names: set[str] = set()
+        self.found: cst.CSTNode | None = None
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False  # a lambda holds no statements, and a yield there is the lambda's
 
     def visit_Global(self, node: cst.Global) -> None:
         self.names.update(n.name.value for n in node.names)
@@ -323,26 +327,9 @@ class _GlobalDeclarations(cst.CSTVisitor):
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
         self.names.update(n.name.value for n in node.names)
 
-
-class _YieldFinder(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found: cst.CSTNode | None = None
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
     def visit_Yield(self, node: cst.Yield) -> None:
         if self.found is None:
             self.found = node
-
-    def visit_Await(self, node: cst.Await) -> None:
-        pass
 
 
 def _child_blocks(statement: cst.CSTNode) -> list[cst.BaseSuite]:

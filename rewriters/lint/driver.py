@@ -162,6 +162,8 @@ class _FileLinter:
 
     def _may_have_targets(self, text: str) -> bool:
         """A cheap test before parsing: no `compile` in the text means no compiled function."""
+        if "def" not in text:
+            return False  # no function at all (most __init__.py files)
         if "compile" in text:
             return True
         return self.config.all_functions and "torch" in text

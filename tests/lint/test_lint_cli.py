@@ -61,6 +61,7 @@ def test_exit_codes_clean_findings_and_exit_zero(write):
     ["--jobs", "0"],
     ["--explain", "CRV999"],
     ["--config", "missing.toml"],
+    ["--bogus"],
 ])
 def test_usage_errors_exit_2_with_one_line_and_no_traceback(write, args):
     path = write("clean.py", CLEAN)
