@@ -163,14 +163,17 @@ class _Outliner:
             items = self._hoist(items)
         for item in items:
             if isinstance(item, GraphRun):
-                out.append(self._graph_run(item, in_loop))
+                out.extend(self._graph_run(item, in_loop))
             elif isinstance(item, EagerStatement):
                 out.extend(self._eager(item))
             else:
                 out.extend(self._compound(item, in_loop))
         return out or [cst.SimpleStatementLine([cst.Pass()])]
 
-    def _graph_run(self, run: GraphRun, in_loop: bool) -> cst.BaseStatement:
+    def _graph_run(self, run: GraphRun, in_loop: bool) -> list[cst.BaseStatement]:
+        if not any(_has_operation(statement) for statement in run.statements):
+            # `total = 0.0`, `return total`: nothing a graph could compute; stays inline.
+            return [self._inline(statement) for statement in run.statements]
         first = self._lines(run.statements[0])[0]
         last = self._lines(run.statements[-1])[1]
         index = len(self.result.regions)
@@ -220,7 +223,12 @@ class _Outliner:
         else:
             statement = parse_template_statement(f"{', '.join(outputs)} = {{call}}", call=call)
         statement = statement.with_changes(leading_lines=leading)
-        return self._origin(statement, first, last, verbatim=False)
+        return [self._origin(statement, first, last, verbatim=False)]
+
+    def _inline(self, statement: cst.CSTNode) -> cst.CSTNode:
+        first, last = self._lines(statement)
+        line = as_statement_line(statement)
+        return self._origin(line, first, last, verbatim=True)
 
     def _eager(self, item: EagerStatement) -> list[cst.BaseStatement]:
         statement = item.statement
@@ -355,6 +363,27 @@ def _units_of_statement(statement: cst.CSTNode):
         yield orelse.test
     for child in child_blocks(statement):
         yield from _units(child)
+
+
+class _OperationFinder(cst.CSTVisitor):
+    OPERATIONS = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.Subscript,
+                  cst.BooleanOperation, cst.IfExp, cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp,
+                  cst.Attribute, cst.AugAssign, cst.For, cst.If)
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, self.OPERATIONS):
+            self.found = True
+        return not self.found
+
+
+def _has_operation(statement: cst.CSTNode) -> bool:
+    """Could tracing `statement` record anything? Not for `n = 0` or `return total`."""
+    finder = _OperationFinder()
+    statement.visit(finder)
+    return finder.found
 
 
 def _hoistable(findings: list[Finding]) -> bool:

@@ -27,12 +27,6 @@ def _masked_pair_sums_graph_region_2_lines_15_15(total, row, y, j):
     return total
 
 
-# carve: graph region, lines 16-16, compiled to an FX graph
-@_carve_masked_pair_sums.graph(16, 16)
-def _masked_pair_sums_graph_region_3_lines_16_16(total):
-    return total
-
-
 @_carve_masked_pair_sums.entry
 def masked_pair_sums(x, y, skipped):
     total = _masked_pair_sums_graph_region_0_lines_8_8()
@@ -46,4 +40,4 @@ def masked_pair_sums(x, y, skipped):
                 skipped.append((i, j))
                 continue
             total = _masked_pair_sums_graph_region_2_lines_15_15(total, row, y, j)
-    return _masked_pair_sums_graph_region_3_lines_16_16(total)
+    return total
