@@ -121,3 +121,19 @@ def test_fullgraph_with_unavailable_source_is_an_error(backend):
     f = carve.compile(namespace["made"], backend=backend, fullgraph=True)
     with pytest.raises(carve.GraphBreakError):
         f(torch.ones(2))
+
+
+def test_function_from_a_notebook_cell_is_found_through_linecache(backend):
+    # IPython registers each cell's source in linecache under a pseudo file name.
+    import linecache
+
+    filename = "<ipython-input-7-carvetest>"
+    source = "def cell_fn(x):\n    y = x * 3\n    print('cell', tuple(y.shape))\n    return y + 1\n"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"torch": torch}
+    exec(compile(source, filename, "exec"), namespace)
+    compiled = carve.compile(namespace["cell_fn"], backend=backend)
+    x = torch.randn(2)
+    for _ in range(2):
+        assert torch.allclose(compiled(x), x * 3 + 1)
+    assert backend.graphs == 2  # really compiled, not the eager fallback
