@@ -76,6 +76,13 @@ def main() -> None:
     graphs = sum(len(r.graphs) for r in forward.regions) + sum(
         len(r.graphs) for r in compiled_step.regions)
     print(f"\ncompiled graphs: {graphs}")
+
+    print("\ncarve.explain(train_step): every graph break, with file:line, rule and hint:")
+    with contextlib.redirect_stdout(io.StringIO()):
+        report = carve.explain(train_step)(Net(), x, y, 0)
+    for reason in report.break_reasons:
+        print(f"  {reason.code} line {reason.line}: {reason.message}")
+        print(f"      hint: {reason.hint}")
     if not same:
         raise SystemExit("carve demo: results differ from eager PyTorch")
 

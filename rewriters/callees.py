@@ -49,9 +49,12 @@ class CalleeInfo:
 
     @property
     def breaks(self) -> tuple[Finding, ...]:
+        """The callee's graph breaks, the breaking statements first and the loops, try and
+        with blocks that contain them (CRV006-CRV008, consequences) after."""
         from carve.rewriters.rules import rule
 
-        return tuple(f for f in self.findings if rule(f.code).lint_default)
+        breaks = [f for f in self.findings if rule(f.code).lint_default]
+        return tuple(sorted(breaks, key=lambda f: f.code in CONTAINMENT_CODES))
 
 
 class CallResolver(Protocol):
@@ -59,6 +62,7 @@ class CallResolver(Protocol):
         """Classify the target of `call`; None when unknown (then it is treated as traceable)."""
 
 
+CONTAINMENT_CODES = frozenset({"CRV006", "CRV007", "CRV008"})
 DISABLE_DECORATORS = frozenset({"carve.disable", "torch.compiler.disable", "torch._dynamo.disable"})
 TRACEABLE_DECORATORS = frozenset({
     "carve.nonstrict_trace", "torch._dynamo.nonstrict_trace", "carve.allow_in_graph",
