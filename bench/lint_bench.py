@@ -39,6 +39,7 @@ def main() -> int:
     files = list(nn_dir.rglob("*.py"))
     lines = sum(p.read_bytes().count(b"\n") for p in files)
     print(f"torch/nn: {len(files)} files, {lines} lines, {os.cpu_count()} cores, best of {args.repeat}")
+    print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     rows = []
     carve = [sys.executable, "-m", "carve", "lint", "--no-progress", "--exit-zero"]
     rows.append(("carve lint --all (every function using torch)", *timed(carve + ["--all", str(nn_dir)], args.repeat)))
@@ -52,6 +53,7 @@ def main() -> int:
     print(f"{'tool'.ljust(width)}  wall (s)  exit")
     for name, seconds, code in rows:
         print(f"{name.ljust(width)}  {seconds:8.2f}  {code}")
+    print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     return 0
 
 

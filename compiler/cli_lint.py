@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import gc
 import os
 import sys
 import tempfile
@@ -165,11 +166,20 @@ def _run(args) -> int:
 
 
 def _lint_one(filename: str, config: LintConfig, want_fixes: bool) -> FileResult:
-    return lint_file(filename, config, want_fixes)
+    """One file, with the cyclic garbage collector paused: a parse allocates hundreds of thousands
+    of nodes, which sets off collections that find nothing (the trees hold no cycles) and cost a
+    fifth of the run. It resumes between files, so memory stays what it was."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return lint_file(filename, config, want_fixes)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _lint_group(filenames: list[str], config: LintConfig, want_fixes: bool) -> list[FileResult]:
-    return [lint_file(filename, config, want_fixes) for filename in filenames]
+    return [_lint_one(filename, config, want_fixes) for filename in filenames]
 
 
 def _lint_files(files: list[str], config: LintConfig, want_fixes: bool, jobs: int | None, progress) -> list[FileResult]:
