@@ -23,8 +23,16 @@ test: $(STAMP)
 demo: $(STAMP)
 	$(PY) examples/demo.py
 
-bench: $(STAMP)
-	$(PY) bench/run.py
+# TorchFix (the linter `carve lint` is measured against) pins an older libcst, so it
+# lives in its own environment; it does not depend on torch.
+TORCHFIX_VENV := .venv-torchfix
+
+$(TORCHFIX_VENV)/bin/torchfix:
+	$(PYTHON) -m venv $(TORCHFIX_VENV)
+	$(TORCHFIX_VENV)/bin/pip install -q torchfix
+
+bench: $(STAMP) $(TORCHFIX_VENV)/bin/torchfix
+	TORCHFIX=$(TORCHFIX_VENV)/bin/torchfix $(PY) bench/run.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(TORCHFIX_VENV) build *.egg-info
