@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.carve-installed
 
-.PHONY: test demo bench lint-self clean venv
+.PHONY: test demo bench clean venv
 
 venv: $(STAMP)
 
