@@ -64,6 +64,15 @@ class CacheEntry:
 
 
 class GraphRegion:
+    """One outlined graph region: traced on a miss, compiled by the backend, run under guards.
+
+        region = GraphRegion(_f_graph_region_0, name=..., options=..., filename=..., first_line=3, last_line=5)
+        y, z = region(x, w)     # miss: trace (this call's result is the trace's), compile, cache
+        y, z = region(x, w)     # hit: one guard call, then the compiled graph
+
+    Inside another region's trace, or under carve.disable, it simply calls the function.
+    """
+
     def __init__(self, fn: Callable[..., Any], *, name: str, options: CompileOptions, filename: str,
                  first_line: int, last_line: int) -> None:
         self.fn = fn
