@@ -25,6 +25,8 @@ MUTATING_METHODS = frozenset({
     "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
     "discard", "appendleft", "popleft", "extendleft", "put", "put_nowait", "send", "register_buffer",
     "register_parameter", "add_module", "register_forward_hook", "register_module",
+    # Optimizers and schedulers: they rewrite `.grad` and parameters and keep Python state.
+    "zero_grad", "step",
 })
 MUTATING_BUILTINS = frozenset({"next", "setattr", "delattr", "exec"})
 # Mutate a Python container, unless the receiver is a tensor (`x.add(y)`, `x.sort()` are tensor ops).
