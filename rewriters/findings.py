@@ -13,16 +13,10 @@ from dataclasses import dataclass, field
 from carve.rewriters.rules import rule
 
 
-@dataclass(frozen=True)
-class Finding:
+class RuleFacts:
+    """`title` and `hint` of anything with a rule `code`, read from the one registry."""
+
     code: str
-    message: str
-    line: int
-    column: int = 0
-    end_line: int = 0
-    end_column: int = 0
-    # For breaks found inside a callee: "file:line: message" entries, outermost first.
-    callee_stack: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def title(self) -> str:
@@ -31,6 +25,18 @@ class Finding:
     @property
     def hint(self) -> str:
         return rule(self.code).hint
+
+
+@dataclass(frozen=True)
+class Finding(RuleFacts):
+    code: str
+    message: str
+    line: int
+    column: int = 0
+    end_line: int = 0
+    end_column: int = 0
+    # For breaks found inside a callee: "file:line: message" entries, outermost first.
+    callee_stack: tuple[str, ...] = field(default=(), compare=False)
 
     def shifted(self, line_offset: int) -> "Finding":
         """The same finding with lines moved by `line_offset` (source cut from a larger file)."""

@@ -22,18 +22,17 @@ import libcst as cst
 
 from carve.rewriters.analysis import FunctionAnalysis, analyze_function
 from carve.rewriters.callees import CalleeInfo, CalleeKind
-from carve.rewriters.findings import Finding
+from carve.rewriters.findings import Finding, RuleFacts
 from carve.rewriters.lint.config import LintConfig
 from carve.rewriters.lint.fixes import Fix, source_lines, where_fixes
 from carve.rewriters.lint.noqa import read_noqa
 from carve.rewriters.lint.positions import LintModuleContext
 from carve.rewriters.lint.scope import ModuleIndex, compiled_functions, is_opaque, uses_torch
-from carve.rewriters.rules import rule
 from carve.rewriters.tensors import TensorInference
 
 
 @dataclass(frozen=True)
-class LintFinding:
+class LintFinding(RuleFacts):
     """One reported problem; lines and columns are 1-based, as editors show them."""
 
     code: str
@@ -44,14 +43,6 @@ class LintFinding:
     end_line: int
     end_column: int
     fix: Fix | None = None
-
-    @property
-    def title(self) -> str:
-        return rule(self.code).title
-
-    @property
-    def hint(self) -> str:
-        return rule(self.code).hint
 
 
 @dataclass
