@@ -1,0 +1,406 @@
+"""Adversarial differential tests: carve.compile(fn) must behave exactly like fn run eagerly.
+
+Each test runs the same program eagerly and through carve (over several calls, so cache hits
+and misses both happen) and compares results, printed output and mutated inputs. Tests marked
+xfail(strict=True) are known carve bugs: a wrong answer or a crash where eager succeeds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+import carve
+
+
+def _call(fn, args):
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            result = fn(*args)
+    except Exception as e:  # noqa: BLE001 - the exception is part of the behaviour compared
+        result = ("raised", type(e).__name__)
+    return result, out.getvalue()
+
+
+def _same(a, b):
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape \
+            and a.dtype == b.dtype and torch.equal(a, b) and _signbits(a, b)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def _signbits(a, b):
+    if not a.is_floating_point():
+        return True
+    return torch.equal(torch.signbit(a), torch.signbit(b))
+
+
+def check(fn, *argsets, backend="eager"):
+    """Run fn eagerly and compiled on deep copies of each argument tuple, in order; compare all."""
+    compiled = carve.compile(fn, backend=backend)
+    for i, args in enumerate(argsets):
+        eager_args, carve_args = copy.deepcopy(args), copy.deepcopy(args)
+        expected, expected_out = _call(fn, eager_args)
+        got, got_out = _call(compiled, carve_args)
+        assert _same(got, expected), f"call {i}: carve returned {got!r}, eager {expected!r}"
+        assert got_out == expected_out, f"call {i}: carve printed {got_out!r}, eager {expected_out!r}"
+        assert _same(list(carve_args), list(eager_args)), f"call {i}: inputs mutated differently"
+
+
+X = torch.arange(4.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Liveness and outlining
+# ---------------------------------------------------------------------------------------------
+
+def conditional_write_then_return(x, flag):
+    z = x + 0
+    print("hi")
+    if flag:
+        z = x * 2
+    return z
+
+
+@pytest.mark.xfail(strict=True, reason="UnboundLocalError: a name only conditionally written in a region "
+                   "(findings-free `if`) is not a region input, so the region returns it unbound; "
+                   "rewriters/liveness.py region_inputs / outline.py _graph_run")
+def test_conditionally_written_name_keeps_its_earlier_value():
+    check(conditional_write_then_return, (X, True), (X, False), (X, False))
+
+
+def partial_assignment_in_try(x):
+    a = x
+    try:
+        a = x * 2
+        b = a[10]  # IndexError after `a` was rebound
+        a = b
+    except IndexError:
+        pass
+    return a
+
+
+@pytest.mark.xfail(strict=True, reason="a region raising midway loses the assignments made before the raise "
+                   "(outputs are only bound when the region function returns): outline.py _graph_run call site")
+def test_exception_in_try_region_keeps_earlier_assignments():
+    check(partial_assignment_in_try, (X,), (X,))
+
+
+def lambda_sees_rebound_name(x):
+    s = x * 2
+    g = lambda t: t + s  # noqa: E731
+    print("hi")
+    s = x * 3
+    return g(x)
+
+
+@pytest.mark.xfail(strict=True, reason="a lambda made inside a region closes over the region function's "
+                   "cell, not the enclosing function's, so a later rebinding is not seen: outline.py")
+def test_lambda_in_region_sees_later_rebinding():
+    check(lambda_sees_rebound_name, (X,), (X,))
+
+
+def alias_of_list_argument(x, xs):
+    ys = xs
+    y = x * 2
+    ys.append(1)
+    return y
+
+
+@pytest.mark.xfail(strict=True, reason="a region returning an alias of a list argument hands back a rebuilt "
+                   "(or trace-time) list on cache hits, so the eager append misses the caller's list: "
+                   "runtime/tracer.py _finish_graph output spec / region.py _rebuilder")
+def test_alias_of_list_argument_is_the_same_list():
+    compiled = carve.compile(alias_of_list_argument, backend="eager")
+    first, second = [], []
+    compiled(X, first)
+    compiled(X, second)
+    assert first == [1] and second == [1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Hoisting
+# ---------------------------------------------------------------------------------------------
+
+def short_circuit_test(x, y=None):
+    if y is not None and y.sum() > 0:
+        x = x + 1
+    return x * 2
+
+
+@pytest.mark.xfail(strict=True, reason="hoist.py hoists `y.sum() > 0` out of `y is not None and ...`, "
+                   "evaluating it when the short-circuit would not: AttributeError on None")
+def test_hoisting_respects_short_circuit_and():
+    check(short_circuit_test, (X, None), (X, X), (X, None))
+
+
+def conditional_expression_in_print(x, y):
+    print(y.mean() if y is not None else "none")
+    return x + 1
+
+
+@pytest.mark.xfail(strict=True, reason="hoist.py hoists `y.mean()` out of a conditional expression, "
+                   "evaluating the branch not taken: AttributeError on None")
+def test_hoisting_respects_conditional_expression():
+    check(conditional_expression_in_print, (X, None), (X, X))
+
+
+# ---------------------------------------------------------------------------------------------
+# Guards
+# ---------------------------------------------------------------------------------------------
+
+SCALES = {"scale": 2.0}
+OFFSETS = [1.0]
+
+
+def reads_global_containers(x):
+    return x * SCALES["scale"] + OFFSETS[0]
+
+
+@pytest.mark.xfail(strict=True, reason="values inside global dicts/lists are baked: globals that are "
+                   "containers are guarded by type/length only (guards.py build, guard_value) and not "
+                   "walked (tracer.py trace_region walks only tensor/module globals)")
+def test_mutated_global_container_values_retrace():
+    compiled = carve.compile(reads_global_containers, backend="eager")
+    try:
+        assert torch.equal(compiled(X), reads_global_containers(X))
+        SCALES["scale"], OFFSETS[0] = 5.0, 7.0
+        assert torch.equal(compiled(X), reads_global_containers(X))
+    finally:
+        SCALES["scale"], OFFSETS[0] = 2.0, 1.0
+
+
+class Cfg:
+    def __init__(self, scale):
+        self.scale = scale
+
+
+def reads_attribute_of_list_item(x, cfgs):
+    return x * cfgs[0].scale
+
+
+def reads_attribute_by_getattr(x, cfg):
+    return x * getattr(cfg, "scale")
+
+
+def reads_tuple_keyed_dict(x, d):
+    return x * d[(0, 1)]
+
+
+def reads_set_length(x, s):
+    return x * len(s)
+
+
+def _mutate_between_calls(fn, obj, mutate):
+    compiled = carve.compile(fn, backend="eager")
+    assert torch.equal(compiled(X, obj), fn(X, obj))
+    mutate(obj)
+    assert torch.equal(compiled(X, obj), fn(X, obj))
+
+
+@pytest.mark.xfail(strict=True, reason="`cfgs[0].scale`: guards.attribute_chains stops at the subscript, "
+                   "the list item is guarded by identity only, so a changed attribute is baked")
+def test_attribute_of_list_item_is_guarded():
+    _mutate_between_calls(reads_attribute_of_list_item, [Cfg(2.0)], lambda o: setattr(o[0], "scale", 3.0))
+
+
+@pytest.mark.xfail(strict=True, reason="getattr(cfg, 'scale') is not an attribute chain in bytecode "
+                   "(guards.attribute_chains), cfg is guarded by identity only: the value is baked")
+def test_getattr_builtin_read_is_guarded():
+    _mutate_between_calls(reads_attribute_by_getattr, Cfg(2.0), lambda o: setattr(o, "scale", 3.0))
+
+
+@pytest.mark.xfail(strict=True, reason="dict items under non-str/int keys are not walked "
+                   "(tracer._walk_inputs), and the dict guard checks keys only: the value is baked")
+def test_tuple_keyed_dict_value_is_guarded():
+    _mutate_between_calls(reads_tuple_keyed_dict, {(0, 1): 2.0}, lambda o: o.__setitem__((0, 1), 3.0))
+
+
+@pytest.mark.xfail(strict=True, reason="a set argument is guarded by identity (guards.guard_value), so "
+                   "len(s) is baked even after s.add()")
+def test_set_argument_contents_are_guarded():
+    _mutate_between_calls(reads_set_length, {1}, lambda o: o.add(2))
+
+
+def scale_then_reciprocal(x, s):
+    y = x * s
+    return 1 / y
+
+
+@pytest.mark.xfail(strict=True, reason="float guards compare with ==, so -0.0 passes a guard traced with "
+                   "0.0 and the graph's baked 0.0 gives +inf instead of -inf (guards.guard_value)")
+def test_negative_zero_scalar_is_not_zero():
+    check(scale_then_reciprocal, (X + 1, 0.0), (X + 1, -0.0))
+
+
+def reads_stride(x):
+    s = x.stride()[1]
+    return x * s
+
+
+@pytest.mark.xfail(strict=True, reason="contiguous tensors are guarded by is_contiguous() only, which "
+                   "ignores strides of size-1 dims; x.stride() is treated as guarded metadata and baked "
+                   "(guards.guard_tensor, tracer._METADATA)")
+def test_stride_of_size_one_dim_is_guarded():
+    a = torch.ones(3, 1)
+    b = torch.ones(1, 3).t()
+    assert a.is_contiguous() and b.is_contiguous() and a.stride() != b.stride()
+    compiled = carve.compile(reads_stride, backend="eager")
+    assert torch.equal(compiled(a), reads_stride(a))
+    assert torch.equal(compiled(b), reads_stride(b))
+
+
+def reads_numpy_element(x, arr):
+    return x * arr[0]
+
+
+@pytest.mark.xfail(strict=True, reason="a numpy scalar (np.float64, a float subclass) becomes a graph "
+                   "constant whose FX code says `np.float64(...)`: NameError on the cached call "
+                   "(tracer._map_args accepts float subclasses as _CONST_TYPES)")
+def test_numpy_scalar_argument_on_cache_hit():
+    arr = np.array([2.0])
+    compiled = carve.compile(reads_numpy_element, backend="eager")
+    assert torch.equal(compiled(X, arr), reads_numpy_element(X, arr))
+    assert torch.equal(compiled(X, arr), reads_numpy_element(X, arr))
+
+
+# ---------------------------------------------------------------------------------------------
+# Side effects the graph cannot replay
+# ---------------------------------------------------------------------------------------------
+
+def numpy_random_scale(x):
+    k = float(np.random.rand())
+    return x * k
+
+
+@pytest.mark.xfail(strict=True, reason="np.random.rand() inside a region is frozen into the graph "
+                   "(tracer only treats Python's random/time as frozen values: compat.FROZEN_VALUE_BUILTINS)")
+def test_numpy_random_is_not_frozen():
+    compiled = carve.compile(numpy_random_scale, backend="eager")
+    np.random.seed(0)
+    got = [compiled(X) for _ in range(3)]
+    np.random.seed(0)
+    expected = [numpy_random_scale(X) for _ in range(3)]
+    assert all(torch.equal(g, e) for g, e in zip(got, expected))
+
+
+def counting_helper(t, cache={}):  # noqa: B006 - the mutable default is the point
+    cache["n"] = cache.get("n", 0) + 1
+    return t * cache["n"]
+
+
+def calls_counting_helper(x):
+    return counting_helper(x) + 1
+
+
+CALLS = []
+
+
+def logging_helper(t):
+    CALLS.append(1)
+    return t * 2
+
+
+def calls_logging_helper(x):
+    return logging_helper(x) + 1
+
+
+@pytest.mark.xfail(strict=True, reason="a callee traced into the graph has a Python side effect (item store "
+                   "into its mutable default) that the cached graph never replays: callee CRV019 findings "
+                   "are not breaks (rewriters/callees.py, checks/side_effects.py)")
+def test_callee_side_effect_on_mutable_default_is_replayed():
+    compiled = carve.compile(calls_counting_helper, backend="eager")
+    got = [compiled(X) for _ in range(3)]
+    counting_helper.__defaults__[0].clear()
+    expected = [calls_counting_helper(X) for _ in range(3)]
+    assert all(torch.equal(g, e) for g, e in zip(got, expected))
+
+
+@pytest.mark.xfail(strict=True, reason="a callee's list.append on a global list runs only on the trace; "
+                   "cached calls skip it (callee CRV019 side effects are not breaks)")
+def test_callee_append_to_global_list_runs_every_call():
+    CALLS.clear()
+    compiled = carve.compile(calls_logging_helper, backend="eager")
+    for _ in range(3):
+        compiled(X)
+    assert len(CALLS) == 3
+
+
+def list_augmented_assignment(x, xs):
+    xs += [1]
+    y = x * len(xs)
+    return y
+
+
+@pytest.mark.xfail(strict=True, reason="`xs += [1]` on a list argument stays in the region (AugAssign to a "
+                   "name is not seen as a side effect, checks/side_effects.py) and guards are built from the "
+                   "args AFTER the trace mutated them (guards.GuardSet.build), so a list of the post-trace "
+                   "length hits the cache: no append, stale len")
+def test_list_augmented_assignment_mutates_every_call():
+    check(list_augmented_assignment, (X, []), (X, [0]), (X, []))
+
+
+# ---------------------------------------------------------------------------------------------
+# Attacks carve survives (regression tests)
+# ---------------------------------------------------------------------------------------------
+
+
+
+G = None
+
+
+def writes_global(x):
+    global G
+    G = x * 2
+    return G + 1
+
+
+def test_global_write_in_region_reaches_module():
+    compiled = carve.compile(writes_global, backend="eager")
+    for k in range(3):
+        out = compiled(X + k)
+        assert torch.equal(out, (X + k) * 2 + 1)
+        assert torch.equal(G, (X + k) * 2)
+
+
+COUNTER = itertools.count()
+
+
+def uses_next(x):
+    k = next(COUNTER)
+    return x * k
+
+
+def test_next_on_global_iterator_advances_every_call():
+    global COUNTER
+    COUNTER = itertools.count()
+    compiled = carve.compile(uses_next, backend="eager")
+    got = [compiled(X) for _ in range(3)]
+    assert [torch.equal(g, X * k) for k, g in enumerate(got)] == [True] * 3
+
+
+def augmented_add_of_possibly_aliased_inputs(x, y):
+    x += 1
+    return x + y
+
+
+@pytest.mark.parametrize("backend_name", ["eager", "aot_eager"])
+def test_inplace_augmented_add_with_aliased_inputs(backend_name):
+    compiled = carve.compile(augmented_add_of_possibly_aliased_inputs, backend=backend_name)
+    for same in (False, True, False, True):
+        a1, b1 = torch.ones(3), torch.ones(3)
+        a2, b2 = torch.ones(3), torch.ones(3)
+        expected = augmented_add_of_possibly_aliased_inputs(a1, a1 if same else b1)
+        got = compiled(a2, a2 if same else b2)
+        assert torch.equal(got, expected) and torch.equal(a2, a1)
