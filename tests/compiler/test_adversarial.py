@@ -622,3 +622,109 @@ def test_inplace_on_input_returns_the_input(backend_name):
     for _ in range(3):
         a = X.clone()
         assert compiled(a) is a and torch.equal(a, X * 2)
+
+
+class ScaledLinear(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+        self.k = 2.0
+
+    def forward(self, x):
+        y = self.lin(x) * self.k
+        print("f")
+        return y + 1
+
+
+def test_module_changes_between_calls_are_seen():
+    torch.manual_seed(0)
+    m = ScaledLinear()
+    compiled = carve.compile(m, backend="eager")
+    x = torch.ones(1, 3)
+
+    def same():
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            got, expected = compiled(x), m(x)
+        return torch.equal(got, expected) and out.getvalue() == "f\nf\n"
+
+    assert same()
+    m.k = 3.0
+    assert same()
+    with torch.no_grad():
+        m.lin.weight.add_(1)
+    assert same()
+    m.lin = torch.nn.Linear(3, 3)
+    assert same()
+    m.eval()
+    assert same()
+
+
+def python_loop_carry(x, xs):
+    acc = x * 0
+    for t in xs:
+        acc = acc + t * x
+        print("i")
+    return acc
+
+
+def test_loop_carried_tensor_over_python_list():
+    check(python_loop_carry, (X, [1.0, 2.0]), (X, [3.0]), (X, [1.0, 2.0]), (X, []))
+
+
+def sin_square_loss(w, x):
+    y = (w * x).sin()
+    print("b")
+    return (y * y).sum()
+
+
+@pytest.mark.parametrize("backend_name", ["eager", "aot_eager"])
+def test_gradients_through_regions(backend_name):
+    compiled = carve.compile(sin_square_loss, backend=backend_name)
+    for seed in range(3):
+        torch.manual_seed(seed)
+        w1 = torch.randn(4, requires_grad=True)
+        w2 = w1.detach().clone().requires_grad_()
+        with contextlib.redirect_stdout(io.StringIO()):
+            compiled(w1, X).backward()
+            sin_square_loss(w2, X).backward()
+        assert torch.allclose(w1.grad, w2.grad)
+
+
+def make_closure_reader():
+    state = {"bias": torch.zeros(4), "k": 2.0}
+    scale = 1.0
+
+    def f(x):
+        return x * scale * state["k"] + state["bias"]
+
+    def set_scale(v):
+        nonlocal scale
+        scale = v
+
+    return f, set_scale, state
+
+
+def test_closure_cell_and_closure_dict_changes_are_seen():
+    f, set_scale, state = make_closure_reader()
+    compiled = carve.compile(f, backend="eager")
+    assert torch.equal(compiled(X), f(X))
+    set_scale(3.0)
+    assert torch.equal(compiled(X), f(X))
+    state["k"] = 5.0
+    assert torch.equal(compiled(X), f(X))
+    state["bias"] = torch.ones(4)
+    assert torch.equal(compiled(X), f(X))
+
+
+def while_loop_region(x, n):
+    i = 0
+    y = x
+    while i < n:
+        y = y * 2 + i
+        i += 1
+    return y
+
+
+def test_while_loop_with_python_counter():
+    check(while_loop_region, (X, 3), (X, 0), (X, 5), (X, 3))
