@@ -138,6 +138,11 @@ class _HoistableFinder(cst.CSTVisitor):
         if isinstance(node, cst.BaseExpression) and self.hoister.pure(node):
             self.found.append(node)
             return False
+        if isinstance(node, (cst.BooleanOperation, cst.IfExp)):
+            # `y is not None and y.sum() > 0`: the right side may not run at all; hoisting
+            # it would evaluate it unconditionally.
+            self.safe = False
+            return False
         if isinstance(node, cst.Call) and not _safe_call(node):
             self.safe = False
         return True

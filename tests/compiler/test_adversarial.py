@@ -139,8 +139,6 @@ def short_circuit_test(x, y=None):
     return x * 2
 
 
-@pytest.mark.xfail(strict=True, reason="hoist.py hoists `y.sum() > 0` out of `y is not None and ...`, "
-                   "evaluating it when the short-circuit would not: AttributeError on None")
 def test_hoisting_respects_short_circuit_and():
     check(short_circuit_test, (X, None), (X, X), (X, None))
 
@@ -150,8 +148,6 @@ def conditional_expression_in_print(x, y):
     return x + 1
 
 
-@pytest.mark.xfail(strict=True, reason="hoist.py hoists `y.mean()` out of a conditional expression, "
-                   "evaluating the branch not taken: AttributeError on None")
 def test_hoisting_respects_conditional_expression():
     check(conditional_expression_in_print, (X, None), (X, X))
 
