@@ -76,9 +76,17 @@ class Compound:
 Item = GraphRun | EagerStatement | Compound
 
 
-def partition_block(block: cst.BaseSuite, analysis: FunctionAnalysis) -> list[Item]:
+def partition_block(
+    block: cst.BaseSuite, analysis: FunctionAnalysis, guarded: bool = False, closures: "_Closures | None" = None
+) -> list[Item]:
+    """`guarded`: the block runs under a try or with, which may catch an exception raised
+    mid-run; then each statement is its own region, so the statements before the one that
+    raised have bound their names, as in eager."""
     items: list[Item] = []
     run: list[cst.BaseStatement] = []
+    if closures is None:
+        closures = _Closures()
+        analysis.func.visit(closures)
 
     def flush() -> None:
         if run:
@@ -86,9 +94,9 @@ def partition_block(block: cst.BaseSuite, analysis: FunctionAnalysis) -> list[It
             run.clear()
 
     for statement in _statements(block):
-        if _graph_statement(statement, analysis, loop_depth=0, nested=False):
+        if _graph_statement(statement, analysis, loop_depth=0, nested=False) and not closures.touched_by(statement):
             run.append(statement)
-            if is_simple(statement) and isinstance(statement.body[-1], cst.Return):
+            if guarded or is_simple(statement) and isinstance(statement.body[-1], cst.Return):
                 flush()
         elif is_simple(statement) or isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             flush()
@@ -96,7 +104,8 @@ def partition_block(block: cst.BaseSuite, analysis: FunctionAnalysis) -> list[It
         else:
             flush()
             compound = Compound(statement, analysis.findings_of(statement))
-            compound.blocks = [partition_block(child, analysis) for child in child_blocks(statement)]
+            catches = guarded or isinstance(statement, (cst.Try, cst.With)) or type(statement).__name__ == "TryStar"
+            compound.blocks = [partition_block(child, analysis, catches, closures) for child in child_blocks(statement)]
             items.append(compound)
     flush()
     return items
@@ -135,6 +144,10 @@ def _graph_statement(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_de
 
 
 def _graph_small(small: cst.BaseSmallStatement, loop_depth: int, nested: bool) -> bool:
+    if _contains_lambda(small):
+        # A lambda made in a region would close over the region function's variables,
+        # not the compiled function's: later rebinding would not be seen.
+        return False
     if isinstance(small, cst.Expr):
         # Docstrings and bare names are harmless; a bare call is kept in the graph.
         return not isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
@@ -148,6 +161,70 @@ def _graph_small(small: cst.BaseSmallStatement, loop_depth: int, nested: bool) -
     if isinstance(small, (cst.Break, cst.Continue)):
         return loop_depth > 0  # only inside a loop that is itself in the graph
     return isinstance(small, cst.Pass)
+
+
+class _Closures(cst.CSTVisitor):
+    """Names the function's nested lambdas and defs capture (its cells), and their names.
+
+        s = x * 2
+        g = lambda t: t + s      # `s` is a cell, `g` a nested function
+        s = x * 3                # must write the cell: stays Python, not a region local
+        y = g(x)                 # calls a closure that may read or write cells: stays Python
+    """
+
+    def __init__(self) -> None:
+        self.cells: set[str] = set()
+        self.functions: set[str] = set()
+        self.depth = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if self.depth:
+            self.functions.add(node.name.value)
+        self.depth += 1
+        return True
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.depth -= 1
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        self.depth += 2  # inside a lambda: a nested scope even at the top level
+        return True
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self.depth -= 2
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self.depth == 1 and isinstance(node.value, cst.Lambda):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.functions.add(target.target.value)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if self.depth > 1:
+            self.cells.add(node.value)
+
+    def touched_by(self, statement: cst.CSTNode) -> bool:
+        if not self.cells and not self.functions:
+            return False
+        from carve.rewriters.liveness import reads_and_writes
+
+        reads, writes = reads_and_writes(statement)
+        return bool(writes & self.cells) or bool(set(reads) & self.functions)
+
+
+class _LambdaFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        self.found = True
+        return False
+
+
+def _contains_lambda(node: cst.CSTNode) -> bool:
+    finder = _LambdaFinder()
+    node.visit(finder)
+    return finder.found
 
 
 def _makes_python_object(value: cst.BaseExpression) -> bool:

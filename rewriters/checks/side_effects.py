@@ -46,6 +46,9 @@ def check_statement(stmt: cst.BaseSmallStatement, ctx: CheckContext, declared_no
         targets = [stmt.target]
     for target in targets:
         yield from _check_target(target, declared_nonlocal)
+    if isinstance(stmt, cst.AugAssign) and isinstance(stmt.value, (cst.List, cst.ListComp, cst.Tuple, cst.Set, cst.Dict)):
+        # `xs += [y]` extends the list object in place (for a list xs), as xs.extend would.
+        yield "CRV019", f"{dotted_name(stmt.target) or 'a name'} += a container literal extends it in place"
     collector = _MutatingCalls(ctx)
     walk(stmt, collector)
     yield from collector.found

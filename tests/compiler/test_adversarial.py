@@ -91,8 +91,6 @@ def partial_assignment_in_try(x):
     return a
 
 
-@pytest.mark.xfail(strict=True, reason="a region raising midway loses the assignments made before the raise "
-                   "(outputs are only bound when the region function returns): outline.py _graph_run call site")
 def test_exception_in_try_region_keeps_earlier_assignments():
     check(partial_assignment_in_try, (X,), (X,))
 
@@ -105,8 +103,6 @@ def lambda_sees_rebound_name(x):
     return g(x)
 
 
-@pytest.mark.xfail(strict=True, reason="a lambda made inside a region closes over the region function's "
-                   "cell, not the enclosing function's, so a later rebinding is not seen: outline.py")
 def test_lambda_in_region_sees_later_rebinding():
     check(lambda_sees_rebound_name, (X,), (X,))
 
@@ -339,10 +335,6 @@ def list_augmented_assignment(x, xs):
     return y
 
 
-@pytest.mark.xfail(strict=True, reason="`xs += [1]` on a list argument stays in the region (AugAssign to a "
-                   "name is not seen as a side effect, checks/side_effects.py) and guards are built from the "
-                   "args AFTER the trace mutated them (guards.GuardSet.build), so a list of the post-trace "
-                   "length hits the cache: no append, stale len")
 def test_list_augmented_assignment_mutates_every_call():
     check(list_augmented_assignment, (X, []), (X, [0]), (X, []))
 
@@ -360,9 +352,6 @@ def nested_nonlocal_accumulator(x):
     return total
 
 
-@pytest.mark.xfail(strict=True, reason="a nested function writing a nonlocal is called inside a region: the "
-                   "region receives `total` as an argument evaluated before the call rebinds the cell, and "
-                   "the cell write is a Python side effect a cached graph drops (outline.py / liveness.py)")
 def test_nested_function_nonlocal_write_called_in_region():
     check(nested_nonlocal_accumulator, (X,), (X,))
 
