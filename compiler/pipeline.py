@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from carve.regionset import RegionSet
-from carve.resolver import LiveResolver
+from carve.resolver import LiveResolver, add_module_aliases
 from carve.rewriters.analysis import FunctionAnalysis, ModuleContext, analyze_function
 from carve.rewriters.codegen import FACTORY_NAME, LineTable, factory_module
 from carve.rewriters.methods import MethodBodyOutsideClass
@@ -52,6 +52,7 @@ def build(fn, options: CompileOptions, args: tuple, forced_breaks: dict[int, tup
         module = module.visit(MethodBodyOutsideClass(class_name, _first_param(node) if super_ok else None))
         node = module.body[0]
     context = ModuleContext(module, source.filename, source.first_line - 1)
+    add_module_aliases(context.imports, fn)
     resolver = LiveResolver(fn, args[0] if args else None, has_first_arg=bool(args))
     analysis = analyze_function(node, context, resolver, forced_breaks)
     if options.fullgraph and analysis.breaks:

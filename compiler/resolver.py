@@ -46,6 +46,17 @@ _CARVE_DIRS = tuple(
 _callee_cache: dict[types.CodeType, CalleeInfo | None] = {}
 
 
+def add_module_aliases(imports, fn) -> None:
+    """Teach a function-only import table the modules its file imported (`np` -> numpy).
+
+    The decorator path parses just the function's source, so `import numpy as np` at the top
+    of the user's file is known only through the function's live globals.
+    """
+    for name, value in getattr(fn, "__globals__", {}).items():
+        if isinstance(value, types.ModuleType) and name not in imports.aliases:
+            imports.aliases[name] = value.__name__
+
+
 def is_user_code(code: types.CodeType) -> bool:
     """Code from the user's files: not the standard library, site-packages or carve itself."""
     filename = code.co_filename
@@ -168,6 +179,7 @@ def _analyse_user_function(function: types.FunctionType, name: str, depth: int) 
         info = CalleeInfo(CalleeKind.USER_FUNCTION, name)
     else:
         context = ModuleContext(source.module, source.filename, source.first_line - 1)
+        add_module_aliases(context.imports, function)
         resolver = LiveResolver(function, depth=depth + 1)
         analysis = analyze_function(source.node, context, resolver)
         findings = list(analysis.breaks)

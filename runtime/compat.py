@@ -306,4 +306,31 @@ FROZEN_VALUE_BUILTINS: Dict[Any, str] = {
     _time.time: "time.time()", _time.perf_counter: "time.perf_counter()", _time.monotonic: "time.monotonic()",
     _time.time_ns: "time.time_ns()", _time.perf_counter_ns: "time.perf_counter_ns()",
 }
+# C functions that change torch's global state: a graph replays tensor ops only.
+_GLOBAL_STATE_SETTERS: Dict[Any, str] = {
+    torch._C._set_default_dtype: "torch.set_default_dtype()",
+}
+_GENERATOR_STATE_METHODS = {"set_state": "torch.set_rng_state()", "manual_seed": "torch.manual_seed()",
+                            "seed": "torch.seed()"}
+
+
+def global_state_setter(function: Any, owner: Any) -> Optional[str]:
+    """What a C call inside a trace changes of torch's global state (None: nothing we know of)."""
+    try:
+        found = _GLOBAL_STATE_SETTERS.get(function)
+    except TypeError:
+        return None
+    if found is None and isinstance(owner, torch._C.Generator):
+        found = _GENERATOR_STATE_METHODS.get(getattr(function, "__name__", ""))
+    return found
+
+
+def is_numpy_random(function: Any, owner: Any) -> bool:
+    """NumPy's random functions (methods of a generator, some compiled with Cython): values a
+    graph would freeze."""
+    if owner is not None and type(owner).__module__.startswith("numpy.random"):
+        return True
+    return (getattr(function, "__module__", None) or "").startswith("numpy.random")
+
+
 RANDOM_INSTANCE = _random._inst  # the module-level random.random() & co. are its bound methods

@@ -497,9 +497,14 @@ class _Tracer(TorchFunctionMode):
                     owner = getattr(arg, "__self__", None)
                     if owner is not None and (owner is sys.stdout or owner is sys.stderr):
                         what = f"sys.{'stdout' if owner is sys.stdout else 'stderr'}.{arg.__name__}()"
-                    elif owner is compat.RANDOM_INSTANCE or arg in compat.FROZEN_VALUE_BUILTINS:
+                    elif owner is compat.RANDOM_INSTANCE or arg in compat.FROZEN_VALUE_BUILTINS \
+                            or compat.is_numpy_random(arg, owner):
                         what = compat.FROZEN_VALUE_BUILTINS.get(arg) or f"random.{arg.__name__}()"
                         raise _Untraceable(f"calls {what}: a cached graph would freeze its value")
+                    else:
+                        setter = compat.global_state_setter(arg, owner)
+                        if setter is not None:
+                            raise _Untraceable(f"calls {setter}: a cached graph would not replay the change")
                 if what is not None:
                     self.graph_break("CRV003", f"{what} has a side effect a graph cannot hold", frame)
         except _Untraceable as e:

@@ -77,6 +77,12 @@ class _MutatingCalls(cst.CSTVisitor):
         return False
 
     def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.ctx.qualified(node.func) or ""
+        if qualified.startswith(("numpy.random.", "random.")):
+            # Fresh random numbers on every call: a graph would freeze the first ones (NumPy's
+            # are invisible to the tracer's profiler, so they are caught here).
+            self.found.append(("CRV019", f"{dotted_name(node.func)}() draws new random numbers on every call"))
+            return
         if isinstance(node.func, cst.Name):
             # `next(it)` advances an iterator and `setattr`/`delattr` change an object: effects a
             # cached graph would not repeat (and what `next` yields is not a graph input).

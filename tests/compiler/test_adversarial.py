@@ -276,8 +276,6 @@ def numpy_random_scale(x):
     return x * k
 
 
-@pytest.mark.xfail(strict=True, reason="np.random.rand() inside a region is frozen into the graph "
-                   "(tracer only treats Python's random/time as frozen values: compat.FROZEN_VALUE_BUILTINS)")
 def test_numpy_random_is_not_frozen():
     compiled = carve.compile(numpy_random_scale, backend="eager")
     np.random.seed(0)
@@ -363,8 +361,6 @@ def switches_default_dtype(x):
     return y
 
 
-@pytest.mark.xfail(strict=True, reason="torch.set_default_dtype inside a region is not recorded; the replayed "
-                   "torch.ones(3) uses float32 (tracer._check_global_state watches grad/autocast/inference only)")
 def test_default_dtype_switch_inside_region():
     check(switches_default_dtype, (torch.zeros(3),), (torch.zeros(3),))
 
@@ -377,8 +373,6 @@ def replays_rng_state(x):
     return x + a - b
 
 
-@pytest.mark.xfail(strict=True, reason="torch.set_rng_state inside a region is not a torch op the tracer sees, "
-                   "so the graph replays two rand calls without restoring the state: a - b != 0")
 def test_rng_state_restore_inside_region():
     check(replays_rng_state, (torch.zeros(3),), (torch.zeros(3),), (torch.zeros(3),))
 
