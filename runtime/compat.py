@@ -314,6 +314,15 @@ _GENERATOR_STATE_METHODS = {"set_state": "torch.set_rng_state()", "manual_seed":
                             "seed": "torch.seed()"}
 
 
+def global_module_hooks() -> Tuple[Any, ...]:
+    """torch's process-wide module hook registries (register_module_forward_hook & co.)."""
+    import torch.nn.modules.module as module_impl
+
+    names = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
+             "_global_backward_pre_hooks", "_global_module_registration_hooks")
+    return tuple(getattr(module_impl, name) for name in names if hasattr(module_impl, name))
+
+
 def global_state_setter(function: Any, owner: Any) -> Optional[str]:
     """What a C call inside a trace changes of torch's global state (None: nothing we know of)."""
     try:

@@ -164,12 +164,10 @@ class GuardSet:
                  f"{v}.shape == {self.const(t.shape, 'S')}",
                  f"{v}.requires_grad is {t.requires_grad}",
                  f"{v}.device == {self.const(t.device, 'DEV')}"]
-        if t.is_contiguous():
-            conds.append(f"{v}.is_contiguous()")
-            layout = "contiguous"
-        else:
-            conds.append(f"{v}.stride() == {self.const(t.stride(), 'ST')}")
-            layout = f"strides={t.stride()}"
+        # Strides, not is_contiguous(): contiguity ignores size-1 dimensions, whose stride a
+        # traced x.stride() would still have read.
+        conds.append(f"{v}.stride() == {self.const(t.stride(), 'ST')}")
+        layout = f"strides={t.stride()}"
         self.add(f"{source.name()}: {type(t).__name__} dtype={t.dtype} device={t.device} "
                  f"shape={tuple(t.shape)} requires_grad={t.requires_grad} {layout}", *conds)
 
@@ -180,6 +178,9 @@ class GuardSet:
         elif type(value) in _VALUE_TYPES:
             if type(value) is float and math.isnan(value):
                 cond = f"{v} != {v}"
+            elif type(value) is float and value == 0.0:
+                # -0.0 == 0.0, but 1 / x tells them apart: guard the sign too.
+                cond = f"{v} == 0.0 and str({v}) == {str(value)!r}"
             else:
                 cond = f"{v} == {self.const(value, 'K')}"
             self.add(f"{source.name()} == {value!r} ({type(value).__name__})",
@@ -192,6 +193,9 @@ class GuardSet:
         elif type(value) in (tuple, list, torch.Size):
             self.add(f"{source.name()}: {type(value).__name__} of length {len(value)}",
                      f"type({v}) is {self.const(type(value), 'T')}", f"len({v}) == {len(value)}")
+        elif type(value) in (set, frozenset) and len(value) <= 64 and all(type(e) in _VALUE_TYPES for e in value):
+            self.add(f"{source.name()} == {value!r}", f"type({v}) is {type(value).__name__}",
+                     f"{v} == {self.const(value, 'K')}")
         elif type(value) is dict:
             self.add(f"{source.name()}: dict with keys {list(value)}",
                      f"type({v}) is dict", f"list({v}) == {self.const(list(value), 'KEYS')}")
@@ -283,7 +287,7 @@ class GuardSet:
 
     def guard_plain_value(self, source: Source, value: Any) -> None:
         """By value for numbers, strings and (nested) tuples/lists of them; by identity otherwise."""
-        if type(value) in (tuple, list) and _plain(value):
+        if type(value) in (tuple, list, dict) and _plain(value):
             v = self.var(source)
             self.add(f"{source.name()} == {value!r}", f"type({v}) is {type(value).__name__}",
                      f"{v} == {self.const(value, 'K')}")
@@ -341,7 +345,7 @@ class GuardSet:
         for name, value in gi.global_names.items():
             source = Source(("global", name))
             if source not in walked:
-                gs.guard_value(source, value)
+                gs.guard_plain_value(source, value)
         for name, value in gi.closure.items():
             source = Source(("closure", name))
             if source not in walked:
@@ -364,6 +368,10 @@ class GuardSet:
                f"default_dtype={gi.default_dtype}, autocast off={not any_autocast()}",
                f"{gs.const(state, 'GS')}.check()")
         gs.add(f"inference mode is {gi.inference_mode}", f"_is_inference() is {gi.inference_mode}")
+        hooks = compat.global_module_hooks()
+        gs.add(f"global module hooks as at trace time ({sum(len(h) for h in hooks)})",
+               *(f"len({gs.const(h, 'HOOKS')}) == {len(h)}" if h else f"not {gs.const(h, 'HOOKS')}"
+                 for h in hooks))
         gs._state = state
         return gs
 
@@ -434,4 +442,6 @@ class GuardSet:
 def _plain(value: Any) -> bool:
     if type(value) in (tuple, list):
         return len(value) <= 64 and all(_plain(v) for v in value)
+    if type(value) is dict:
+        return len(value) <= 64 and all(type(k) in _VALUE_TYPES and _plain(v) for k, v in value.items())
     return type(value) in _VALUE_TYPES

@@ -111,6 +111,15 @@ _TENSOR_OWNERS = (torch._C.TensorBase, torch.Tensor)
 _set_grad_enabled = torch._C._set_grad_enabled
 
 
+def _plain_scalar(value: Any) -> Any:
+    if type(value) in (bool, int, float, complex):
+        return value
+    for plain in (bool, int, float, complex):
+        if isinstance(value, plain) and type(value) is not plain:
+            return plain(value)
+    return value
+
+
 def _func_name(func: Any) -> str:
     if type(func).__name__ == "method-wrapper":  # property getter: Tensor.shape.__get__
         return getattr(getattr(func, "__self__", None), "__name__", "")
@@ -437,7 +446,8 @@ class _Tracer(TorchFunctionMode):
                                        "read inside a callee, or a tensor made outside the trace)")
                 mapped.append(node)
             elif isinstance(leaf, _CONST_TYPES):
-                mapped.append(leaf)
+                # NumPy scalars subclass float/int: a graph's code must hold the plain Python value.
+                mapped.append(_plain_scalar(leaf))
             else:
                 raise _Untraceable(f"passes a {type(leaf).__name__} to a torch operation; "
                                    "only tensors and plain constants can be graph values")

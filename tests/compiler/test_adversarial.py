@@ -230,8 +230,6 @@ def scale_then_reciprocal(x, s):
     return 1 / y
 
 
-@pytest.mark.xfail(strict=True, reason="float guards compare with ==, so -0.0 passes a guard traced with "
-                   "0.0 and the graph's baked 0.0 gives +inf instead of -inf (guards.guard_value)")
 def test_negative_zero_scalar_is_not_zero():
     check(scale_then_reciprocal, (X + 1, 0.0), (X + 1, -0.0))
 
@@ -241,9 +239,6 @@ def reads_stride(x):
     return x * s
 
 
-@pytest.mark.xfail(strict=True, reason="contiguous tensors are guarded by is_contiguous() only, which "
-                   "ignores strides of size-1 dims; x.stride() is treated as guarded metadata and baked "
-                   "(guards.guard_tensor, tracer._METADATA)")
 def test_stride_of_size_one_dim_is_guarded():
     a = torch.ones(3, 1)
     b = torch.ones(1, 3).t()
@@ -257,9 +252,6 @@ def reads_numpy_element(x, arr):
     return x * arr[0]
 
 
-@pytest.mark.xfail(strict=True, reason="a numpy scalar (np.float64, a float subclass) becomes a graph "
-                   "constant whose FX code says `np.float64(...)`: NameError on the cached call "
-                   "(tracer._map_args accepts float subclasses as _CONST_TYPES)")
 def test_numpy_scalar_argument_on_cache_hit():
     arr = np.array([2.0])
     compiled = carve.compile(reads_numpy_element, backend="eager")
@@ -381,8 +373,6 @@ def module_plus_one(m, x):
     return m(x) + 1
 
 
-@pytest.mark.xfail(strict=True, reason="global module hooks (register_module_forward_hook) registered after "
-                   "the trace are not guarded: guards.guard_module_structure checks per-module hook dicts only")
 def test_global_forward_hook_added_after_compile():
     lin = torch.nn.Linear(3, 3)
     inp = torch.ones(1, 3)

@@ -24,7 +24,7 @@ def test_describe_and_failure_reasons():
     args = (x, 2, True, "a")
     gs = build(args)
     text = "\n".join(gs.describe())
-    assert "args[0]: Tensor dtype=torch.float32 device=cpu shape=(2, 3) requires_grad=False contiguous" in text
+    assert "args[0]: Tensor dtype=torch.float32 device=cpu shape=(2, 3) requires_grad=False strides=(3, 1)" in text
     assert "args[1] == 2 (int)" in text and "args[2] == True (bool)" in text and "args[3] == 'a' (str)" in text
     assert "LIMIT == 3 (int)" in text
     assert gs.check(args) and gs.failure_reason(args) is None
