@@ -185,6 +185,11 @@ class _Outliner:
             if id(unit) not in run_ids:
                 read_elsewhere.update(reads_and_writes(unit)[0])
         outputs = [] if run.ends_with_return else region_outputs(run.statements, read_elsewhere, self.locals, inputs, in_loop)
+        # A name written only inside an if/for of the region keeps its earlier value when that
+        # branch does not run: pass it in, when it can be bound before the region.
+        for written in _conditional_writes(run.statements):
+            if written not in inputs and written in self.locals and self._bound_before(written, first):
+                inputs.append(written)
         # Hoisted temporaries are read by the eager statement right after the region.
         written = set().union(*(reads_and_writes(s)[1] for s in run.statements))
         outputs += sorted(t for t in self.hoisted_temps & written if t not in outputs and not run.ends_with_return)
@@ -224,6 +229,18 @@ class _Outliner:
             statement = parse_template_statement(f"{', '.join(outputs)} = {{call}}", call=call)
         statement = statement.with_changes(leading_lines=leading)
         return [self._origin(statement, first, last, verbatim=False)]
+
+    def _bound_before(self, name: str, line: int) -> bool:
+        """Is `name` a parameter, or written by a statement that starts before `line`?"""
+        params = self.func.params
+        if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
+            return True
+        for unit in self.units:
+            position = self.module.position(unit)
+            if position is not None and position.start.line + self.module.line_offset < line:
+                if name in reads_and_writes(unit)[1]:
+                    return True
+        return False
 
     def _inline(self, statement: cst.CSTNode) -> cst.CSTNode:
         first, last = self._lines(statement)
@@ -363,6 +380,17 @@ def _units_of_statement(statement: cst.CSTNode):
         yield orelse.test
     for child in child_blocks(statement):
         yield from _units(child)
+
+
+def _conditional_writes(statements: list[cst.CSTNode]) -> list[str]:
+    """Names written inside the if/for statements of a region (those writes may not happen)."""
+    names: list[str] = []
+    for statement in statements:
+        if isinstance(statement, (cst.If, cst.For)):
+            for name in sorted(reads_and_writes(statement)[1]):
+                if name not in names:
+                    names.append(name)
+    return names
 
 
 class _OperationFinder(cst.CSTVisitor):

@@ -73,9 +73,6 @@ def conditional_write_then_return(x, flag):
     return z
 
 
-@pytest.mark.xfail(strict=True, reason="UnboundLocalError: a name only conditionally written in a region "
-                   "(findings-free `if`) is not a region input, so the region returns it unbound; "
-                   "rewriters/liveness.py region_inputs / outline.py _graph_run")
 def test_conditionally_written_name_keeps_its_earlier_value():
     check(conditional_write_then_return, (X, True), (X, False), (X, False))
 
