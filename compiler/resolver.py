@@ -25,6 +25,7 @@ import libcst as cst
 
 from carve.rewriters.analysis import ModuleContext, analyze_function
 from carve.rewriters.callees import CalleeInfo, CalleeKind
+from carve.rewriters.names import dotted_name
 from carve.runtime import compat
 from carve.runtime.compat import Marker
 
@@ -185,9 +186,41 @@ def _analyse_user_function(function: types.FunctionType, name: str, depth: int) 
         findings = list(analysis.breaks)
         if analysis.whole_function is not None and analysis.whole_function not in findings:
             findings.insert(0, analysis.whole_function)
+        local = _local_containers(source.node)
+        findings += [f for f in analysis.findings if f.code == "CRV019" and not _on_local(f, local)]
         info = CalleeInfo(CalleeKind.USER_FUNCTION, name, tuple(findings), source.filename)
     _callee_cache[code] = info
     return info
+
+
+class _LocalContainers(cst.CSTVisitor):
+    """Names a function binds to a container it creates itself (`outs = []`, `d = dict()`)."""
+
+    MAKERS = ("list", "dict", "set", "collections.deque", "collections.OrderedDict", "collections.defaultdict")
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        fresh = isinstance(value, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)) or (
+            isinstance(value, cst.Call) and (dotted_name(value.func) or "") in self.MAKERS)
+        if fresh:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.names.add(target.target.value)
+
+
+def _local_containers(func: cst.FunctionDef) -> set[str]:
+    visitor = _LocalContainers()
+    func.body.visit(visitor)
+    return visitor.names
+
+
+def _on_local(finding, local: set[str]) -> bool:
+    """A side effect on a container the callee made itself is invisible to its caller."""
+    return any(finding.message.startswith(f"{name}.") or finding.message.endswith(f"item of {name}")
+               for name in local)
 
 
 def forget_callee(code: types.CodeType) -> None:

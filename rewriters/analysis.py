@@ -274,6 +274,12 @@ class _FunctionWalker:
                 self._record(owner, self._finding(
                     "CRV016", f"{info.name}() has a graph break inside ({first.code} at {where}: {first.message})",
                     call, stack, owner))
+            elif info.side_effects:
+                # Traced into a graph, the callee's Python effects would happen once, at trace time.
+                effect = info.side_effects[0]
+                where = f"{info.filename}:{effect.line}" if info.filename else f"line {effect.line}"
+                self._record(owner, self._finding(
+                    "CRV019", f"{info.name}() changes Python state ({where}: {effect.message})", call, (), owner))
 
 
 class _ExpressionVisitor(cst.CSTVisitor):

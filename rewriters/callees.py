@@ -48,6 +48,11 @@ class CalleeInfo:
     extra: dict = field(default_factory=dict, compare=False)
 
     @property
+    def side_effects(self) -> tuple[Finding, ...]:
+        """Python state the callee changes (CRV019) beyond its own local containers."""
+        return tuple(f for f in self.findings if f.code == "CRV019")
+
+    @property
     def breaks(self) -> tuple[Finding, ...]:
         """The callee's graph breaks, the breaking statements first and the loops, try and
         with blocks that contain them (CRV006-CRV008, consequences) after."""

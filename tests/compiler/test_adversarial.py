@@ -295,9 +295,6 @@ def calls_logging_helper(x):
     return logging_helper(x) + 1
 
 
-@pytest.mark.xfail(strict=True, reason="a callee traced into the graph has a Python side effect (item store "
-                   "into its mutable default) that the cached graph never replays: callee CRV019 findings "
-                   "are not breaks (rewriters/callees.py, checks/side_effects.py)")
 def test_callee_side_effect_on_mutable_default_is_replayed():
     compiled = carve.compile(calls_counting_helper, backend="eager")
     got = [compiled(X) for _ in range(3)]
@@ -306,8 +303,6 @@ def test_callee_side_effect_on_mutable_default_is_replayed():
     assert all(torch.equal(g, e) for g, e in zip(got, expected))
 
 
-@pytest.mark.xfail(strict=True, reason="a callee's list.append on a global list runs only on the trace; "
-                   "cached calls skip it (callee CRV019 side effects are not breaks)")
 def test_callee_append_to_global_list_runs_every_call():
     CALLS.clear()
     compiled = carve.compile(calls_logging_helper, backend="eager")

@@ -361,3 +361,23 @@ def test_optimizer_calls_inside_a_compiled_training_step(backend):
     assert torch.allclose(model.weight, reference.weight) and torch.allclose(model.bias, reference.bias)
     # zero_grad()/step() run eagerly every call; the loss computation is a graph.
     assert backend.graphs >= 1
+
+
+def stack_halves(t):
+    parts = []
+    for half in t.chunk(2):
+        parts.append(half * 2)  # a list the helper made itself: invisible to its caller
+    return torch.stack(parts)
+
+
+def test_helper_mutating_only_its_own_list_stays_in_the_graph(backend):
+    def f(x):
+        y = x + 1
+        z = stack_halves(y)
+        return z.sum(0)
+
+    compiled = carve.compile(f, backend=backend)
+    x = torch.randn(4)
+    for _ in range(2):
+        assert torch.allclose(compiled(x), f(x))
+    assert backend.graphs == 1  # the whole function, helper included, is one graph
