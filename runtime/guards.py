@@ -34,6 +34,7 @@ graph region's fast path (guard, fetch inputs, call the compiled graph) and
 
 from __future__ import annotations
 
+import copy
 import dis
 import inspect
 import math
@@ -195,7 +196,7 @@ class GuardSet:
                      f"type({v}) is {self.const(type(value), 'T')}", f"len({v}) == {len(value)}")
         elif type(value) in (set, frozenset) and len(value) <= 64 and all(type(e) in _VALUE_TYPES for e in value):
             self.add(f"{source.name()} == {value!r}", f"type({v}) is {type(value).__name__}",
-                     f"{v} == {self.const(value, 'K')}")
+                     f"{v} == {self.const(frozenset(value), 'K')}")
         elif type(value) is dict:
             self.add(f"{source.name()}: dict with keys {list(value)}",
                      f"type({v}) is dict", f"list({v}) == {self.const(list(value), 'KEYS')}")
@@ -289,8 +290,9 @@ class GuardSet:
         """By value for numbers, strings and (nested) tuples/lists of them; by identity otherwise."""
         if type(value) in (tuple, list, dict) and _plain(value):
             v = self.var(source)
+            # A snapshot: the live container may be mutated in place later.
             self.add(f"{source.name()} == {value!r}", f"type({v}) is {type(value).__name__}",
-                     f"{v} == {self.const(value, 'K')}")
+                     f"{v} == {self.const(copy.deepcopy(value), 'K')}")
         else:
             self.guard_value(source, value)
 

@@ -157,9 +157,6 @@ def reads_global_containers(x):
     return x * SCALES["scale"] + OFFSETS[0]
 
 
-@pytest.mark.xfail(strict=True, reason="values inside global dicts/lists are baked: globals that are "
-                   "containers are guarded by type/length only (guards.py build, guard_value) and not "
-                   "walked (tracer.py trace_region walks only tensor/module globals)")
 def test_mutated_global_container_values_retrace():
     compiled = carve.compile(reads_global_containers, backend="eager")
     try:
@@ -216,8 +213,6 @@ def test_tuple_keyed_dict_value_is_guarded():
     _mutate_between_calls(reads_tuple_keyed_dict, {(0, 1): 2.0}, lambda o: o.__setitem__((0, 1), 3.0))
 
 
-@pytest.mark.xfail(strict=True, reason="a set argument is guarded by identity (guards.guard_value), so "
-                   "len(s) is baked even after s.add()")
 def test_set_argument_contents_are_guarded():
     _mutate_between_calls(reads_set_length, {1}, lambda o: o.add(2))
 
