@@ -213,7 +213,7 @@ class GraphRegion:
                 tail = [f"out = COMPILED({inputs})", "return out if type(out) is tuple else tuple(out)"]
             else:
                 extra["REBUILD"] = _rebuilder(spec)
-                tail = [f"return REBUILD(COMPILED({inputs}))"]
+                tail = [f"return REBUILD(COMPILED({inputs}), args)"]
         # guards.var() may have added fetch lines for inputs: render after computing `inputs`.
         source = guards.render("run", fail, tail)
         return guards.compile(source, "run", extra)
@@ -223,8 +223,9 @@ def _rebuilder(spec: OutputSpec) -> Callable[[Any], Any]:
     leaves = spec.leaves
     treespec = spec.treespec
 
-    def rebuild(out: Any) -> Any:
-        return pytree.tree_unflatten([out[i] if kind == "out" else i for kind, i in leaves], treespec)
+    def rebuild(out: Any, args: tuple) -> Any:
+        values = [out[i] if kind == "out" else args[i] if kind == "arg" else i for kind, i in leaves]
+        return pytree.tree_unflatten(values, treespec)
 
     return rebuild
 

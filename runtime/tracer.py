@@ -139,7 +139,8 @@ def _is_tensor_method(func: Any) -> bool:
 class OutputSpec:
     """How to rebuild `fn`'s return value from the graph's outputs.
 
-    leaves[i] is ("out", k) for the graph's k-th output or ("const", value).
+    leaves[i] is ("out", k) for the graph's k-th output, ("const", value), or ("arg", i) for
+    the region's i-th argument itself (a container handed back by identity).
     kind: "tensor" (a bare tensor: output 0), "tuple" (a plain tuple of graph outputs
     in order), or "tree" (general: unflatten with treespec).
     """
@@ -788,13 +789,24 @@ def _return_line(fn: Callable[..., Any]) -> int:
 
 
 def _finish_graph(tracer: _Tracer, result: Any, guard_inputs: GuardInputs):
-    leaves, treespec = pytree.tree_flatten(result)
+    # A container argument handed back (`ys = xs`) must come back as that very object on
+    # every call, not as a copy rebuilt from its items: it is an ("arg", i) leaf.
+    containers = [(i, a) for i, a in enumerate(guard_inputs.args)
+                  if isinstance(a, (list, dict, set)) or (not isinstance(a, (torch.Tensor, tuple)) and
+                                                          not isinstance(a, _CONST_TYPES))]
+    def _is_argument(value: Any) -> bool:
+        return any(value is a for _, a in containers)
+
+    leaves, treespec = pytree.tree_flatten(result, is_leaf=_is_argument if containers else None)
     guarded_ids = {id(v) for _, v in guard_inputs.values}
     guarded_ids |= {id(v) for v in guard_inputs.global_names.values()}
     out_nodes: List[fx.Node] = []
     spec_leaves: List[Tuple[str, Any]] = []
     for leaf in leaves:
-        if isinstance(leaf, torch.Tensor):
+        argument = next((i for i, a in containers if leaf is a), None)
+        if argument is not None:
+            spec_leaves.append(("arg", argument))
+        elif isinstance(leaf, torch.Tensor):
             node = tracer.env.get(id(leaf))
             if node is None:
                 raise _Untraceable("returns a tensor that is neither an input nor computed in the region")

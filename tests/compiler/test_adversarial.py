@@ -111,9 +111,6 @@ def alias_of_list_argument(x, xs):
     return y
 
 
-@pytest.mark.xfail(strict=True, reason="a region returning an alias of a list argument hands back a rebuilt "
-                   "(or trace-time) list on cache hits, so the eager append misses the caller's list: "
-                   "runtime/tracer.py _finish_graph output spec / region.py _rebuilder")
 def test_alias_of_list_argument_is_the_same_list():
     compiled = carve.compile(alias_of_list_argument, backend="eager")
     first, second = [], []
