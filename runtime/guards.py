@@ -204,8 +204,8 @@ class GuardSet:
             self.add(f"{source.name()} is the same {type(value).__name__} object",
                      f"{v} is {self.const(value, 'OBJ')}")
 
-    def guard_module_state(self, source: Source, mod: torch.nn.Module) -> None:
-        """Every attribute the user set on `mod` (private ones too): numbers and strings by value,
+    def guard_instance_state(self, source: Source, mod: torch.nn.Module) -> None:
+        """Every attribute the user set on a module or object (private ones too): numbers and strings by value,
         anything else (functions, config objects, plain tensors) by identity."""
         v = self.var(source)
         conds, parts = [], []
@@ -329,9 +329,13 @@ class GuardSet:
                     tensor(source, value)
             elif isinstance(value, torch.nn.Module):
                 gs.guard_module_structure(source, value)
-                gs.guard_module_state(source, value)
+                gs.guard_instance_state(source, value)
             else:
                 gs.guard_value(source, value)
+                if _plain_object(value):
+                    # Its attributes may be read by paths bytecode chains do not show
+                    # (`cfgs[0].scale`, `getattr(cfg, name)`): guard them as a module's.
+                    gs.guard_instance_state(source, value)
         # Lifted parameters/buffers: fetched afresh each call, so guard their metadata.
         for source, t in zip(trace.input_sources, trace.example_inputs):
             if id(t) not in seen_tensors:
@@ -439,6 +443,14 @@ class GuardSet:
 
     def source(self) -> str:
         return self.render("check", lambda i: "return False", ["return True"])
+
+
+def _plain_object(value: Any) -> bool:
+    """A user object whose instance attributes are worth guarding (not a function or a type)."""
+    if isinstance(value, (type, types.FunctionType, types.MethodType, types.ModuleType, torch.Tensor)):
+        return False
+    attributes = getattr(value, "__dict__", None)
+    return isinstance(attributes, dict) and len(attributes) <= 64
 
 
 def _plain(value: Any) -> bool:

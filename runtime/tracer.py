@@ -720,7 +720,7 @@ def _walk_inputs(tracer: _Tracer, value: Any, source: Source, values: List[Tuple
             _walk_inputs(tracer, item, source.child("item", i), values, lift, depth + 1)
     elif depth < 4 and type(value) is dict:
         for k, item in value.items():
-            if isinstance(k, (str, int)):
+            if isinstance(k, (str, int)) or (type(k) is tuple and all(isinstance(e, (str, int)) for e in k)):
                 _walk_inputs(tracer, item, source.child("item", k), values, lift, depth + 1)
 
 

@@ -192,20 +192,14 @@ def _mutate_between_calls(fn, obj, mutate):
     assert torch.equal(compiled(X, obj), fn(X, obj))
 
 
-@pytest.mark.xfail(strict=True, reason="`cfgs[0].scale`: guards.attribute_chains stops at the subscript, "
-                   "the list item is guarded by identity only, so a changed attribute is baked")
 def test_attribute_of_list_item_is_guarded():
     _mutate_between_calls(reads_attribute_of_list_item, [Cfg(2.0)], lambda o: setattr(o[0], "scale", 3.0))
 
 
-@pytest.mark.xfail(strict=True, reason="getattr(cfg, 'scale') is not an attribute chain in bytecode "
-                   "(guards.attribute_chains), cfg is guarded by identity only: the value is baked")
 def test_getattr_builtin_read_is_guarded():
     _mutate_between_calls(reads_attribute_by_getattr, Cfg(2.0), lambda o: setattr(o, "scale", 3.0))
 
 
-@pytest.mark.xfail(strict=True, reason="dict items under non-str/int keys are not walked "
-                   "(tracer._walk_inputs), and the dict guard checks keys only: the value is baked")
 def test_tuple_keyed_dict_value_is_guarded():
     _mutate_between_calls(reads_tuple_keyed_dict, {(0, 1): 2.0}, lambda o: o.__setitem__((0, 1), 3.0))
 
