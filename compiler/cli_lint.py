@@ -15,13 +15,11 @@ The files are read, never imported or run, and torch is never imported.
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import gc
 import os
 import sys
 import tempfile
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 

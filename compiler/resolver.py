@@ -221,7 +221,3 @@ def _on_local(finding, local: set[str]) -> bool:
     """A side effect on a container the callee made itself is invisible to its caller."""
     return any(finding.message.startswith(f"{name}.") or finding.message.endswith(f"item of {name}")
                for name in local)
-
-
-def forget_callee(code: types.CodeType) -> None:
-    _callee_cache.pop(code, None)

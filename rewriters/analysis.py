@@ -28,7 +28,7 @@ from carve.rewriters.callees import CalleeInfo, CalleeKind, CallResolver, Module
 from carve.rewriters.checks import CALL_CHECKS, IF_EXPRESSION_CHECKS, SUBSCRIPT_CHECKS, CheckContext, side_effects
 from carve.rewriters.checks.walk import import_table, walk
 from carve.rewriters.findings import Finding
-from carve.rewriters.names import ImportTable, dotted_name
+from carve.rewriters.names import dotted_name
 from carve.rewriters.rules import rule
 from carve.rewriters.tensors import TensorInference
 
@@ -199,7 +199,7 @@ class _FunctionWalker:
                 self._expressions(statement, item.item)
         self._forced_header(statement)
         header_broke = any(rule(f.code).lint_default for f in self.analysis.findings_of(statement))
-        for child in _child_blocks(statement):
+        for child in child_blocks(statement):
             broke |= self._block(child)
         containment = CONTAINMENT_RULES.get(type(statement))
         if broke and containment and not (containment == "CRV008" and self._resumable(statement)):
@@ -338,14 +338,14 @@ class _BodyFacts(cst.CSTVisitor):
             self.found = node
 
 
-def _child_blocks(statement: cst.CSTNode) -> list[cst.BaseSuite]:
+def child_blocks(statement: cst.CSTNode) -> list[cst.BaseSuite]:
     """The statement blocks directly inside a compound statement, in source order."""
     blocks: list[cst.BaseSuite] = []
     if isinstance(statement, (cst.If,)):
         blocks.append(statement.body)
         orelse = statement.orelse
         if isinstance(orelse, cst.If):
-            blocks.extend(_child_blocks(orelse))
+            blocks.extend(child_blocks(orelse))
         elif isinstance(orelse, cst.Else):
             blocks.append(orelse.body)
         return blocks

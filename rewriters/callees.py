@@ -23,7 +23,7 @@ from typing import Protocol
 import libcst as cst
 
 from carve.rewriters.findings import Finding
-from carve.rewriters.names import ImportTable, dotted_name
+from carve.rewriters.names import ImportTable
 
 
 class CalleeKind(Enum):

@@ -38,12 +38,6 @@ class Finding(RuleFacts):
     # For breaks found inside a callee: "file:line: message" entries, outermost first.
     callee_stack: tuple[str, ...] = field(default=(), compare=False)
 
-    def shifted(self, line_offset: int) -> "Finding":
-        """The same finding with lines moved by `line_offset` (source cut from a larger file)."""
-        return Finding(
-            self.code, self.message, self.line + line_offset, self.column,
-            self.end_line + line_offset if self.end_line else 0, self.end_column, self.callee_stack,
-        )
 
     def describe(self) -> str:
         return f"{self.code} {self.title}: {self.message}"

@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.helpers import parse_template_expression, parse_template_statement
 
-from carve.rewriters.analysis import FunctionAnalysis, ModuleContext
+from carve.rewriters.analysis import FunctionAnalysis, ModuleContext, child_blocks
 from carve.rewriters.findings import Finding
 from carve.rewriters.hoist import HOISTABLE_CODES, Hoister
 from carve.rewriters.liveness import local_names, reads_and_writes, region_inputs, region_outputs
 from carve.rewriters.partition import (
-    Compound, EagerStatement, GraphRun, Item, as_statement_line, child_blocks, partition_block,
+    Compound, EagerStatement, GraphRun, Item, as_statement_line, partition_block,
 )
 from carve.rewriters.rules import rule
 from carve.rewriters.tensors import TensorInference
@@ -96,7 +96,8 @@ class _Outliner:
         self.regions_var = regions_var
         self.region_prefix = region_prefix
         self.locals = local_names(func, analysis.global_names)
-        self.units = list(_units(func.body))
+        # Each place names are read or written, with its uses: computed once per function.
+        self.units = [(unit, *reads_and_writes(unit)) for unit in _units(func.body)]
         self.result = OutlinedFunction(func, [], [], [], regions_var)
         self.hoister = Hoister(TensorInference(func, module.imports), module.imports)
         # Statements made here (hoisted assignments, rewritten statements) -> original lines.
@@ -181,9 +182,9 @@ class _Outliner:
         inputs = region_inputs(run.statements, self.locals)
         run_ids = {id(u) for s in run.statements for u in _units_of_statement(s)}
         read_elsewhere: set[str] = set()
-        for unit in self.units:
+        for unit, reads, _ in self.units:
             if id(unit) not in run_ids:
-                read_elsewhere.update(reads_and_writes(unit)[0])
+                read_elsewhere.update(reads)
         outputs = [] if run.ends_with_return else region_outputs(run.statements, read_elsewhere, self.locals, inputs, in_loop)
         # A name written only inside an if/for of the region keeps its earlier value when that
         # branch does not run: pass it in, when it can be bound before the region.
@@ -235,10 +236,10 @@ class _Outliner:
         params = self.func.params
         if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
             return True
-        for unit in self.units:
-            position = self.module.position(unit)
-            if position is not None and position.start.line + self.module.line_offset < line:
-                if name in reads_and_writes(unit)[1]:
+        for unit, _, writes in self.units:
+            if name in writes:
+                position = self.module.position(unit)
+                if position is not None and position.start.line + self.module.line_offset < line:
                     return True
         return False
 

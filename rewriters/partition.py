@@ -27,14 +27,13 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from carve.rewriters.analysis import FunctionAnalysis
+from carve.rewriters.analysis import FunctionAnalysis, child_blocks
 from carve.rewriters.findings import Finding
 from carve.rewriters.names import dotted_name
 from carve.rewriters.rules import rule
 
 # `for` loops over range() are unrolled into the graph only up to this many iterations.
 MAX_UNROLLED_ITERATIONS = 32
-GRAPH_SMALL_STATEMENTS = (cst.Assign, cst.AugAssign, cst.Expr, cst.Pass)
 # Builtins whose result is a Python object a graph cannot return anew on each call
 # (`it = iter(xs)`): assignments of their result stay Python.
 PYTHON_OBJECT_BUILTINS = frozenset({"iter", "enumerate", "zip", "map", "filter", "reversed", "range", "object"})
@@ -264,10 +263,3 @@ def _short_loop(statement: cst.For) -> bool:
         return False
     count = len(range(*bounds))
     return count <= MAX_UNROLLED_ITERATIONS
-
-
-def child_blocks(statement: cst.CSTNode) -> list[cst.BaseSuite]:
-    """The blocks of a compound statement in source order (if/elif/else, try/except/else/finally...)."""
-    from carve.rewriters.analysis import _child_blocks
-
-    return _child_blocks(statement)

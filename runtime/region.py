@@ -31,7 +31,6 @@ import logging
 import time
 from typing import Any, Callable, List, Optional
 
-import torch
 import torch.utils._pytree as pytree
 
 from . import compat, log, state

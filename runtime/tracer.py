@@ -35,7 +35,6 @@ where to fetch them.
 
 from __future__ import annotations
 
-import builtins
 import dis
 import operator
 import os
