@@ -59,6 +59,40 @@ def compile_with_backend(backend: Any, gm: torch.fx.GraphModule, example_inputs:
     return fn(gm, example_inputs)
 
 
+# ---- capture by Dynamo ------------------------------------------------------------------------
+
+def dynamo_backend(backend: Any, options: Optional[dict], dynamic: Optional[bool]) -> Callable[..., Any]:
+    """The backend object torch.compile would hand Dynamo for (backend, mode/options, dynamic)."""
+    mode = None
+    if options and set(options) == {"mode"}:
+        mode, options = options["mode"], None
+    lookup_backend(backend)  # a clear error for an unknown name, before anything runs
+    if backend == "inductor":
+        return torch._TorchCompileInductorWrapper(mode or ("default" if not options else None), options, dynamic)
+    return torch._TorchCompileWrapper(backend, mode, options, dynamic)
+
+
+def dynamo_optimize(fn: Callable[..., Any], backend: Callable[..., Any], *, fullgraph: bool,
+                    dynamic: Optional[bool], recompile_limit: Optional[int]) -> Callable[..., Any]:
+    """`fn` captured by Dynamo: what `torch.compile(fn, ...)` returns, without going through the
+    public `torch.compile` name (user code may wrap or patch it)."""
+    return _eval_frame.optimize(backend=backend, nopython=fullgraph, dynamic=dynamic,
+                                recompile_limit=recompile_limit)(fn)
+
+
+def dynamo_break_reasons() -> list:
+    """Dynamo's process-wide list of graph-break reasons (GraphCompileReason: reason, user_stack)."""
+    return torch._dynamo.utils.graph_break_reasons
+
+
+def is_dynamo_compiling() -> bool:
+    return torch.compiler.is_dynamo_compiling()
+
+
+# Dynamo's errors for a break under fullgraph / error_on_graph_break.
+DYNAMO_UNSUPPORTED = (torch._dynamo.exc.Unsupported,)
+
+
 # ---- is_compiling ----------------------------------------------------------------------------
 
 def torch_compiling_flag() -> bool:
