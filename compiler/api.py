@@ -69,6 +69,12 @@ def _wrap(target, options: CompileOptions):
     return CompiledFunction(target, options)
 
 
+def _dynamo_compiling() -> bool:
+    from carve.runtime.compat import is_dynamo_compiling
+
+    return is_dynamo_compiling()
+
+
 def _is_module(obj) -> bool:
     import torch
 
@@ -97,6 +103,9 @@ class CompiledFunction:
         return f"<carve.compile of {self.fn.__qualname__} at {where(self.fn)}>"
 
     def __call__(self, *args, **kwargs):
+        if _dynamo_compiling():
+            # Dynamo is capturing a region that calls this function: it traces the body inline.
+            return self.fn(*args, **kwargs)
         if state.is_compiling() or state.is_disabled():
             # Inside another region's trace the function is traced inline (one graph);
             # under carve.disable it runs as written.
