@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import os
 import warnings
 from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterator, Optional, Tuple
@@ -87,6 +88,84 @@ def dynamo_break_reasons() -> list:
 
 def is_dynamo_compiling() -> bool:
     return torch.compiler.is_dynamo_compiling()
+
+
+def dynamo_error_on_graph_break(flag: bool) -> Any:
+    """torch's own error_on_graph_break setting, which Dynamo reads while it traces."""
+    return torch._dynamo.error_on_graph_break(flag)
+
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_CARVE_RUNTIME_DIR = os.path.dirname(__file__) + os.sep
+_STDLIB_DIR = os.path.dirname(os.__file__) + os.sep
+
+
+def is_user_file(filename: str) -> bool:
+    """A frame of the user's program: not torch, not carve's runtime, not the standard library."""
+    return not (filename.startswith((_TORCH_DIR, _CARVE_RUNTIME_DIR, _STDLIB_DIR)) or filename.startswith("<"))
+
+
+# Dynamo's break reasons, by the words they use, to carve's rule codes (first match wins).
+_DYNAMO_REASON_RULES = (
+    (("graph_break",), "CRV001"),
+    (("skip_frame",), "CRV002"),
+    (("print", "logging", "logger", "builtins.input", "open("), "CRV003"),
+    (("nonzero", "dynamic shape operator", "dynamic output shape", "unique", "masked_select"), "CRV009"),
+    (("item", "_local_scalar_dense", "data-dependent", "data dependent", "tolist", "numpy", "__bool__",
+      "tensor.__int__", "tensor.__float__", "unbacked"), "CRV004"),
+    (("generator",), "CRV010"),
+    (("backward", "autograd.grad"), "CRV012"),
+    (("disallow",), "CRV015"),
+    (("disable", "skip function", "skipped function"), "CRV013"),
+)
+
+
+def rule_for_dynamo_reason(reason: str) -> str:
+    """carve's rule code for a graph break Dynamo reported (CRV017 when none fits)."""
+    text = reason.lower()
+    for words, code in _DYNAMO_REASON_RULES:
+        if any(word in text for word in words):
+            return code
+    return "CRV017"
+
+
+class _CarveCaptureConfig:
+    """Dynamo settings for compiles that carve starts, applied only while such a compile runs.
+
+    Dynamo skips guards on module hooks by default (`skip_nnmodule_hook_guards`), so a hook
+    registered after the first call would be missed; carve wants every read guarded.
+    """
+
+    def __init__(self) -> None:
+        self.active = 0  # depth of carve's Dynamo calls in progress (compiles start inside them)
+        self._saved: list = []
+        from torch._dynamo.callback import callback_handler
+
+        callback_handler.register_start_callback(self._start)
+        callback_handler.register_end_callback(self._end)
+
+    def _start(self, _args: Any) -> None:
+        config = torch._dynamo.config
+        self._saved.append(config.skip_nnmodule_hook_guards)
+        if self.active:
+            config.skip_nnmodule_hook_guards = False
+
+    def _end(self, _args: Any) -> None:
+        if self._saved:
+            torch._dynamo.config.skip_nnmodule_hook_guards = self._saved.pop()
+
+
+CARVE_CAPTURE = _CarveCaptureConfig()
+
+
+def global_hooks_state() -> Tuple[Any, ...]:
+    """What carve guards of the process-wide module hook registries (Dynamo does not)."""
+    return tuple(tuple(hooks) for hooks in global_module_hooks())
+
+
+def is_observed_exception(error: BaseException) -> bool:
+    """Dynamo stopped because the traced Python raises an exception of the user's."""
+    return "Observed exception" in str(error).split("\n", 1)[0]
 
 
 # Dynamo's errors for a break under fullgraph / error_on_graph_break.
@@ -202,7 +281,7 @@ def _classify(obj: Any) -> Marker:
         return Marker.IS_COMPILING
     if obj is markers.error_on_graph_break or obj is torch._dynamo.error_on_graph_break:
         return Marker.ERROR_ON_GRAPH_BREAK
-    if isinstance(obj, markers.error_on_graph_break) or (
+    if isinstance(obj, markers.ErrorOnGraphBreak) or (
             _ErrorOnGraphBreakCM is not None and isinstance(obj, _ErrorOnGraphBreakCM)):
         return Marker.ERROR_ON_GRAPH_BREAK
     if getattr(obj, "__carve_error_on_graph_break__", None) is not None:

@@ -23,25 +23,35 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Dict, Optional
 
+import torch._dynamo as _dynamo
+from torch.compiler import is_dynamo_compiling as _dynamo_compiling
+
 from . import state
+
+# Each marker is built on torch's own, so Dynamo honours it inside a region it captures, and
+# carve's tracer recognises it on the fast path.
 
 
 def graph_break(msg: str = "") -> None:
     """Force a graph break here (CRV001). A no-op when not compiling."""
+    _dynamo.graph_break(msg)
 
 
 def skip_frame(msg: str = "") -> None:
     """Give up compiling the current function: it runs eagerly (CRV002). A no-op when not compiling."""
+    _dynamo.skip_frame(msg)
 
 
 def is_compiling() -> bool:
-    """True while carve traces a graph region (see also torch.compiler.is_compiling)."""
+    """True while carve or Dynamo traces a graph region (see also torch.compiler.is_compiling)."""
+    if _dynamo_compiling():
+        return True
     return state.is_compiling()
 
 
 # ---- disable ---------------------------------------------------------------------------------
 
-def _make_disabled(fn: Callable[..., Any], recursive: bool) -> Callable[..., Any]:
+def _carve_disabled(fn: Callable[..., Any], recursive: bool) -> Callable[..., Any]:
     if recursive:
         @functools.wraps(fn)
         def carve_disabled(*args: Any, **kwargs: Any) -> Any:
@@ -57,6 +67,13 @@ def _make_disabled(fn: Callable[..., Any], recursive: bool) -> Callable[..., Any
     return carve_disabled
 
 
+def _make_disabled(fn: Callable[..., Any], recursive: bool) -> Callable[..., Any]:
+    # torch's disable outside carve's: Dynamo skips the wrapper frame (and, non-recursively,
+    # the user's own frame too, while what it calls still compiles).
+    inner = fn if recursive or not callable(fn) else _dynamo.disable(fn, recursive=False)
+    return _dynamo.disable(_carve_disabled(inner, recursive), recursive=recursive)
+
+
 def disable(fn: Optional[Callable[..., Any]] = None, recursive: bool = True) -> Any:
     """Run `fn` eagerly. recursive=True: also everything it calls. Usable with or without arguments."""
     if fn is None:
@@ -66,8 +83,8 @@ def disable(fn: Optional[Callable[..., Any]] = None, recursive: bool = True) -> 
     return _make_disabled(fn, recursive)
 
 
-_DISABLE_RECURSIVE_CODE = _make_disabled(lambda: None, True).__code__
-_DISABLE_NONRECURSIVE_CODE = _make_disabled(lambda: None, False).__code__
+_DISABLE_RECURSIVE_CODE = _carve_disabled(lambda: None, True).__code__
+_DISABLE_NONRECURSIVE_CODE = _carve_disabled(lambda: None, False).__code__
 
 
 # ---- allow_in_graph / disallow_in_graph ------------------------------------------------------
@@ -95,8 +112,17 @@ def allow_in_graph(fn: Any) -> Any:
     # not pin it as "allowed" over a later torch._dynamo.disallow_in_graph (the latest call wins).
     if not _is_torch_operator(fn):
         _allowed[id(fn)] = fn
+    _tell_dynamo(_dynamo.allow_in_graph, fn)
     _bump()
     return fn
+
+
+def _tell_dynamo(register: Callable[[Any], Any], fn: Any) -> None:
+    """Register with Dynamo too; Dynamo refuses some callables carve accepts (it then traces them)."""
+    try:
+        register(fn)
+    except Exception:
+        pass
 
 
 def _is_torch_operator(fn: Any) -> bool:
@@ -112,6 +138,7 @@ def disallow_in_graph(fn: Any) -> Any:
         raise TypeError("carve.disallow_in_graph expects a callable")
     _allowed.pop(id(fn), None)
     _disallowed[id(fn)] = fn
+    _tell_dynamo(_dynamo.disallow_in_graph, fn)
     _bump()
     return fn
 
@@ -132,9 +159,20 @@ def nonstrict_trace(fn: Callable[..., Any]) -> Callable[..., Any]:
     Tensor-to-Python conversions inside it still break. Usable as a decorator and
     inline: `carve.nonstrict_trace(g)(x)`.
     """
+    if _dynamo_compiling():
+        return _dynamo.nonstrict_trace(fn)  # inline use inside a region Dynamo captures
     if not callable(fn):
         raise TypeError("carve.nonstrict_trace expects a callable")
+    wrapped = _carve_nonstrict(fn)
+    try:
+        wrapped = _dynamo.nonstrict_trace(wrapped)  # Dynamo traces it non-strictly too
+    except Exception:
+        pass
+    wrapped.__carve_nonstrict_trace__ = True  # type: ignore[attr-defined]
+    return wrapped
 
+
+def _carve_nonstrict(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def carve_nonstrict(*args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
@@ -143,41 +181,57 @@ def nonstrict_trace(fn: Callable[..., Any]) -> Callable[..., Any]:
     return carve_nonstrict
 
 
-_NONSTRICT_CODE = nonstrict_trace(lambda: None).__code__
+_NONSTRICT_CODE = _carve_nonstrict(lambda: None).__code__
 
 
 # ---- error_on_graph_break --------------------------------------------------------------------
 
-class error_on_graph_break:
+class ErrorOnGraphBreak:
     """Make graph breaks errors (True) or not (False) in a block or a function.
 
     Usable as a context manager and as a decorator, like
     torch._dynamo.error_on_graph_break. The innermost setting wins, but a
-    fullgraph scope makes every break an error regardless.
+    fullgraph scope makes every break an error regardless. torch's own
+    setting is set alongside carve's, so Dynamo honours it inside a region.
     """
 
     def __init__(self, flag: bool) -> None:
         self.flag = bool(flag)
+        self._torch_scopes: list = []
 
     def __enter__(self) -> None:
         state.push_error_on_graph_break(self.flag)
+        scope = _dynamo.error_on_graph_break(self.flag)
+        scope.__enter__()
+        self._torch_scopes.append(scope)
 
     def __exit__(self, *exc: Any) -> None:
+        self._torch_scopes.pop().__exit__(*exc)
         state.pop_error_on_graph_break()
 
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         flag = self.flag
+        torch_decorated = _dynamo.error_on_graph_break(flag)(fn)
 
         @functools.wraps(fn)
         def carve_error_on_graph_break(*args: Any, **kwargs: Any) -> Any:
+            if _dynamo_compiling():
+                return torch_decorated(*args, **kwargs)
             state.push_error_on_graph_break(flag)
             try:
-                return fn(*args, **kwargs)
+                return torch_decorated(*args, **kwargs)
             finally:
                 state.pop_error_on_graph_break()
 
         carve_error_on_graph_break.__carve_error_on_graph_break__ = flag  # type: ignore[attr-defined]
         return carve_error_on_graph_break
+
+
+def error_on_graph_break(flag: bool) -> Any:
+    """`with carve.error_on_graph_break(True):` or `@carve.error_on_graph_break(False)`."""
+    if _dynamo_compiling():
+        return _dynamo.error_on_graph_break(flag)  # used inside a region Dynamo captures
+    return ErrorOnGraphBreak(flag)
 
 
 # Code objects the tracer recognises in `sys.setprofile` call events.

@@ -36,6 +36,8 @@ import torch.utils._pytree as pytree
 from . import compat, log, state
 from .config import CompileOptions
 from .errors import BreakEvent, GraphBreakError
+from .closed import is_closed, open_reason
+from .dynamo_capture import DynamoCapture
 from .guards import GuardSet
 from .tracer import OutputSpec, TraceResult, trace_region
 
@@ -88,6 +90,9 @@ class GraphRegion:
         self.eager_reason: Optional[str] = "not a Python function" if self.eager else None
         self.break_events: List[BreakEvent] = []
         self.limit_reached = False
+        # Set when the region is not closed (closed.py): Dynamo captures it from then on.
+        self.capture: Optional[DynamoCapture] = None
+        self.capture_reason: Optional[str] = None
         self.__name__ = getattr(fn, "__name__", name)
         self.__qualname__ = getattr(fn, "__qualname__", name)
         self.__wrapped__ = fn
@@ -95,20 +100,31 @@ class GraphRegion:
     # ---- stats for carve.explain ------------------------------------------------------------
 
     @property
+    def path(self) -> str:
+        """How the region is captured: "dynamo", "fast" (carve's tracer), or "eager"."""
+        if self.capture is not None:
+            return "dynamo"
+        return "eager" if self.eager else "fast"
+
+    @property
     def graphs(self) -> list:
-        return [e.graph_module for e in reversed(self.entries) if e.compiled is not None]
+        own = [e.graph_module for e in reversed(self.entries) if e.compiled is not None]
+        return own + (list(self.capture.recorder.graphs) if self.capture is not None else [])
 
     @property
     def ops_per_graph(self) -> List[int]:
-        return [e.op_count for e in reversed(self.entries) if e.compiled is not None]
+        own = [e.op_count for e in reversed(self.entries) if e.compiled is not None]
+        return own + (list(self.capture.recorder.ops_per_graph) if self.capture is not None else [])
 
     @property
     def guards(self) -> List[List[str]]:
-        return [e.guards.describe() for e in reversed(self.entries)]
+        own = [e.guards.describe() for e in reversed(self.entries)]
+        return own + ([self.capture.describe_guards()] if self.capture is not None else [])
 
     @property
     def compile_times(self) -> List[float]:
-        return [e.compile_time for e in reversed(self.entries) if e.compiled is not None]
+        own = [e.compile_time for e in reversed(self.entries) if e.compiled is not None]
+        return own + (list(self.capture.recorder.compile_times) if self.capture is not None else [])
 
     def __repr__(self) -> str:
         return f"<carve GraphRegion {self.name} {self.filename}:{self.first_line}-{self.last_line}>"
@@ -118,11 +134,22 @@ class GraphRegion:
     def __call__(self, *args: Any) -> Any:
         if self.eager or _state.tracing or _state.disabled:
             return self.fn(*args)
+        capture = self.capture
+        if capture is not None:
+            if compat.is_dynamo_compiling():  # inside a user's torch.compile: its trace inlines us
+                return self.fn(*args)
+            return capture(args, self._capture_mode())
         for run in self._runs:
             out = run(args)
             if out is not _MISS:
                 return out
         return self._miss(args)
+
+    def _capture_mode(self) -> str:
+        """How strictly Dynamo captures this call (see DynamoCapture._optimized)."""
+        if self.options.fullgraph or state.fullgraph_active():
+            return "fullgraph"
+        return "error" if self._stop_on_break() else "permissive"
 
     def _stop_on_break(self) -> bool:
         if self.options.fullgraph or state.should_error():
@@ -130,6 +157,10 @@ class GraphRegion:
         return state.error_on_graph_break_depth() == 0 and compat.torch_error_on_graph_break()
 
     def _miss(self, args: tuple) -> Any:
+        if compat.is_dynamo_compiling():
+            return self.fn(*args)
+        if not is_closed(self.fn, args):
+            return self._to_dynamo(args)
         if len(self.entries) >= self.options.recompile_limit:
             if not self.limit_reached:
                 self.limit_reached = True
@@ -151,6 +182,20 @@ class GraphRegion:
                                     self.filename, self.first_line, reason)
         self._add_entry(trace, args, stop_on_break)
         return trace.result
+
+    def _to_dynamo(self, args: tuple) -> Any:
+        """The region runs Python carve cannot see: Dynamo captures it from now on."""
+        self.capture_reason = open_reason(self.fn, args)
+        capture = DynamoCapture(self.fn, self.options, name=self.name, filename=self.filename,
+                                first_line=self.first_line)
+        capture.break_events = self.break_events
+        self.capture = capture
+        self.entries = []
+        self._runs = ()
+        log.log_once(("dynamo", self.filename, self.first_line), log.recompiles_log, logging.DEBUG,
+                     "region %s (%s:%d) is captured by Dynamo: %s", self.name, self.filename,
+                     self.first_line, self.capture_reason)
+        return capture(args, self._capture_mode())
 
     def _on_break(self, event: BreakEvent) -> None:
         self.break_events.append(event)

@@ -1,0 +1,203 @@
+"""Capture of a graph region by `torch._dynamo`: the path for regions that run Python carve
+cannot see in the region's own source (submodules, helpers, hooks, properties, configs).
+
+    def _forward_graph_region_0(self, x):      # carve's outlined region
+        h = self.block(x)                       # a submodule: its Python, attributes, hooks
+        return self.norm(h) * self.cfg.scale
+
+    capture = DynamoCapture(region_fn, options, name=..., filename=..., first_line=...)
+    y = capture(self, x)        # Dynamo traces the bytecode of the region and everything it
+                                # calls, guards every read, replays side effects, and hands the
+                                # graphs to the user's backend
+
+Dynamo is called through its own module (`compat.dynamo_optimize`), with the user's
+backend, `fullgraph`, `dynamic` and `recompile_limit`. Each graph the backend receives is
+recorded (for `carve.explain`: graphs, ops per graph, compile times). A graph break Dynamo
+meets inside the region is reported by carve once per location, at the user's file and line
+(the region's code carries the user's line table); under fullgraph or error_on_graph_break it
+is a `GraphBreakError` naming that line.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import types
+from typing import Any, Callable, List, Optional
+
+from . import compat, log
+from .config import CompileOptions
+from .errors import BreakEvent, GraphBreakError, source_line
+
+
+class GraphRecorder:
+    """A backend wrapper: records every graph Dynamo hands to the user's backend.
+
+    Inductor's `get_compiler_config` and `reset` are forwarded, so Dynamo treats it as the
+    backend itself.
+    """
+
+    def __init__(self, backend: Callable[..., Any]) -> None:
+        self.backend = backend
+        self.compiler_name = getattr(backend, "compiler_name", type(backend).__name__)
+        self.graphs: List[Any] = []
+        self.ops_per_graph: List[int] = []
+        self.compile_times: List[float] = []
+
+    def __call__(self, gm: Any, example_inputs: list) -> Callable[..., Any]:
+        start = time.perf_counter()
+        compiled = self.backend(gm, example_inputs)
+        self.compile_times.append(time.perf_counter() - start)
+        self.graphs.append(gm)
+        self.ops_per_graph.append(sum(1 for n in gm.graph.nodes if n.op in ("call_function", "call_method",
+                                                                            "call_module")))
+        return compiled
+
+    def get_compiler_config(self) -> Any:
+        config = getattr(self.backend, "get_compiler_config", None)
+        return config() if config is not None else None
+
+    def reset(self) -> None:
+        reset = getattr(self.backend, "reset", None)
+        if reset is not None:
+            reset()
+
+
+def _fresh_code_copy(fn: types.FunctionType) -> types.FunctionType:
+    """The same function over a distinct code object: Dynamo keeps one cache per code object, so
+    the strict (fullgraph) capture must not reuse entries compiled with graph breaks."""
+    code = fn.__code__.replace()
+    copy = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__qualname__ = fn.__qualname__
+    return copy
+
+
+class DynamoCapture:
+    """One region captured by Dynamo: a permissive capture, and a strict one built on demand for
+    calls where a break must be an error."""
+
+    def __init__(self, fn: Callable[..., Any], options: CompileOptions, *, name: str, filename: str,
+                 first_line: int) -> None:
+        self.fn = fn
+        self.options = options
+        self.name = name
+        self.filename = filename
+        self.first_line = first_line
+        self.recorder = GraphRecorder(compat.dynamo_backend(options.backend, options.options, options.dynamic))
+        self._variants: dict = {}
+        self.break_events: List[BreakEvent] = []
+        self._seen_breaks: set = set()
+        self._compiles_seen = 0
+        self._global_hooks = compat.global_hooks_state()
+
+    def _optimized(self, mode: str) -> Callable[..., Any]:
+        """Dynamo's capture of the region for `mode`: "permissive", "error" (breaks raise, an inner
+        error_on_graph_break(False) may allow them) or "fullgraph" (one graph or an error)."""
+        optimized = self._variants.get(mode)
+        if optimized is None:
+            fn = self.fn
+            if mode != "permissive" and isinstance(fn, types.FunctionType):
+                fn = _fresh_code_copy(fn)
+            optimized = compat.dynamo_optimize(fn, self.recorder, fullgraph=mode == "fullgraph",
+                                               dynamic=self.options.dynamic,
+                                               recompile_limit=self.options.recompile_limit)
+            self._variants[mode] = optimized
+        return optimized
+
+    def _check_global_hooks(self) -> None:
+        hooks = compat.global_hooks_state()
+        if hooks != self._global_hooks:
+            # Process-wide module hooks changed: Dynamo does not guard them, so start a new cache.
+            self._global_hooks = hooks
+            self.fn = _fresh_code_copy(self.fn) if isinstance(self.fn, types.FunctionType) else self.fn
+            self._variants = {}
+
+    def __call__(self, args: tuple, mode: str) -> Any:
+        self._check_global_hooks()
+        reasons = compat.dynamo_break_reasons()
+        seen_reasons = len(reasons)
+        config = compat.CARVE_CAPTURE
+        config.active += 1
+        try:
+            if mode == "error":
+                # torch's own setting, which Dynamo reads: the break raises where it happens.
+                with compat.dynamo_error_on_graph_break(True):
+                    out = self._optimized(mode)(*args)
+            else:
+                out = self._optimized(mode)(*args)
+        except compat.DYNAMO_UNSUPPORTED as error:
+            if compat.is_observed_exception(error):
+                # The region's Python raises: under fullgraph Dynamo stops before running anything,
+                # so running it as written raises the user's own exception, as eager does.
+                return self.fn(*args)
+            raise self._error(error) from None
+        finally:
+            config.active -= 1
+        if len(reasons) != seen_reasons:
+            self._record_breaks(reasons[seen_reasons:])
+        if len(self.recorder.graphs) != self._compiles_seen:
+            self._log_compiles()
+        return out
+
+    # ---- reporting --------------------------------------------------------------------------
+
+    def _user_location(self, stack: list) -> tuple:
+        """The line of the region's own frame in `stack` (its lines are the user's): the
+        statement that breaks, or the call into the callee that breaks."""
+        user_frames = [f for f in (stack or []) if compat.is_user_file(getattr(f, "filename", "<"))]
+        for frame in user_frames:
+            if frame.filename == self.filename and frame.name == getattr(self.fn, "__name__", None):
+                return frame.filename, frame.lineno, frame.name
+        if user_frames:
+            frame = user_frames[0]
+            return frame.filename, frame.lineno, frame.name
+        return self.filename, self.first_line, self.name
+
+    def _event(self, reason: str, stack: list) -> BreakEvent:
+        filename, line, function = self._user_location(stack)
+        user_stack = [(f.filename, f.lineno, f.name, source_line(f.filename, f.lineno))
+                      for f in (stack or []) if compat.is_user_file(f.filename)]
+        code = compat.rule_for_dynamo_reason(reason)
+        message = " ".join(reason.split())
+        if len(message) > 400:
+            message = message[:400] + " ..."
+        return BreakEvent(code, message, filename, line, user_stack)
+
+    def _record_breaks(self, reasons: list) -> None:
+        for reason in reasons:
+            event = self._event(getattr(reason, "reason", str(reason)), getattr(reason, "user_stack", []))
+            if event.location in self._seen_breaks:
+                continue
+            self._seen_breaks.add(event.location)
+            self.break_events.append(event)
+            log.log_graph_break(event)
+
+    def _error(self, error: BaseException) -> GraphBreakError:
+        stack = list(getattr(error, "real_stack", None) or [])
+        if not stack and error.__traceback__ is not None:
+            import traceback
+
+            stack = traceback.extract_tb(error.__traceback__)
+        event = self._event(str(error).split("\n\n")[0], stack)
+        self.break_events.append(event)
+        return GraphBreakError(event)
+
+    def _log_compiles(self) -> None:
+        new = len(self.recorder.graphs) - self._compiles_seen
+        if self._compiles_seen and log.recompiles_log.isEnabledFor(logging.INFO):
+            log.recompiles_log.info("recompiling region %s (%s:%d): Dynamo compiled %d more graph(s)",
+                                    self.name, self.filename, self.first_line, new)
+        if log.graph_code_log.isEnabledFor(logging.DEBUG):
+            for gm in self.recorder.graphs[self._compiles_seen:]:
+                log.graph_code_log.debug("graph of region %s (%s:%d), captured by Dynamo:%s", self.name,
+                                         self.filename, self.first_line, gm.code)
+        self._compiles_seen = len(self.recorder.graphs)
+
+    # ---- carve.explain ----------------------------------------------------------------------
+
+    def describe_guards(self) -> List[str]:
+        return [f"captured by torch._dynamo: Dynamo's guards ({self.filename}:{self.first_line})"]
+
+
+__all__ = ["DynamoCapture", "GraphRecorder"]
