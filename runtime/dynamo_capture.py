@@ -167,9 +167,13 @@ class DynamoCapture:
     def _record_breaks(self, reasons: list) -> None:
         for reason in reasons:
             event = self._event(getattr(reason, "reason", str(reason)), getattr(reason, "user_stack", []))
-            if event.location in self._seen_breaks:
+            # A break in a callee is met again when Dynamo compiles the callee's own frame:
+            # one break, keyed by where it happens.
+            innermost = event.user_stack[-1][:2] if event.user_stack else (event.filename, event.lineno)
+            key = (event.code, innermost)
+            if key in self._seen_breaks:
                 continue
-            self._seen_breaks.add(event.location)
+            self._seen_breaks.add(key)
             self.break_events.append(event)
             log.log_graph_break(event)
 

@@ -71,7 +71,9 @@ def _make_disabled(fn: Callable[..., Any], recursive: bool) -> Callable[..., Any
     # torch's disable outside carve's: Dynamo skips the wrapper frame (and, non-recursively,
     # the user's own frame too, while what it calls still compiles).
     inner = fn if recursive or not callable(fn) else _dynamo.disable(fn, recursive=False)
-    return _dynamo.disable(_carve_disabled(inner, recursive), recursive=recursive)
+    disabled = _dynamo.disable(_carve_disabled(inner, recursive), recursive=recursive)
+    disabled.__wrapped__ = fn  # what the user wrapped, as functools.wraps promises
+    return disabled
 
 
 def disable(fn: Optional[Callable[..., Any]] = None, recursive: bool = True) -> Any:
@@ -169,6 +171,7 @@ def nonstrict_trace(fn: Callable[..., Any]) -> Callable[..., Any]:
     except Exception:
         pass
     wrapped.__carve_nonstrict_trace__ = True  # type: ignore[attr-defined]
+    wrapped.__wrapped__ = fn
     return wrapped
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+import dataclasses
+
 import torch
 
 import carve
@@ -57,14 +59,19 @@ def test_nonstrict_trace_inline_call(m, backend):
     assert backend.graphs == 1
 
 
+@dataclasses.dataclass
 class Affine:
-    def __init__(self, w):
-        self.w = w
+    """An input of a nonstrict_trace method: torch requires it be a pytree (here a registered dataclass)."""
+
+    w: torch.Tensor
 
     @carve.nonstrict_trace
     def apply(self, x):
         carve.graph_break()
         return x * self.w
+
+
+torch.utils._pytree.register_dataclass(Affine)
 
 
 def test_nonstrict_trace_on_methods_and_pytree_inputs(backend):

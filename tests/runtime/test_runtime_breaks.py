@@ -189,7 +189,9 @@ def test_nonstrict_trace_ignores_breaks_and_records_ops(make_region, backend):
         assert torch.equal(r(x), x + 42)
         assert torch.equal(r(x), x + 42)
         assert r.break_events == [] and len(backend.graphs) == 1
-        assert backend.ops == [2]  # torch.tensor and the add
+        # One opaque call of the traced function (no graph_break, no print inside), then the add.
+        (gm,) = backend.graphs
+        assert "print" not in gm.code and "graph_break" not in gm.code
 
 
 def test_nonstrict_trace_inline_use_and_conversions_still_break(make_region):
@@ -202,7 +204,7 @@ def test_nonstrict_trace_inline_use_and_conversions_still_break(make_region):
     r = make_region(region)
     x = torch.randn(3)
     torch.testing.assert_close(r(x), region(x))
-    assert r.break_events[0].code == "CRV004"
+    assert "CRV004" in [e.code for e in r.break_events]
 
 
 @torch.library.custom_op("carve_test::twice", mutates_args=())
@@ -334,18 +336,21 @@ def test_error_on_graph_break_toggled_inside_traced_code(make_region):
         r3(torch.zeros(2))
 
 
-def test_untraceable_tensor_read_is_crv017_and_result_correct(make_region):
+def test_tensor_read_through_an_object_is_a_graph_input(make_region, backend):
     holder = type("Holder", (), {})()
     holder.t = torch.ones(3)
 
     def region(x):
         return x + holder.t
 
-    r = make_region(region)
+    r = make_region(region, backend)
     x = torch.randn(3)
     assert torch.equal(r(x), x + 1)
-    assert r.break_events[0].code == "CRV017"
-    assert torch.equal(r(x), x + 1)
+    assert r.break_events == [] and r.path == "dynamo"
+    holder.t = torch.full((3,), 5.0)  # rebound: the next call must see it
+    assert torch.equal(r(x), x + 5)
+    holder.t.add_(1)  # changed in place: a graph input, never a baked constant
+    assert torch.equal(r(x), x + 6)
 
 
 def test_backward_in_region_is_crv012(make_region):
