@@ -168,8 +168,21 @@ def is_observed_exception(error: BaseException) -> bool:
     return "Observed exception" in str(error).split("\n", 1)[0]
 
 
+def mark_dynamic_hint(tensor: torch.Tensor, dim: int) -> None:
+    """Ask Dynamo to trace `dim` of `tensor` as a symbolic size (it may still specialise it)."""
+    torch._dynamo.maybe_mark_dynamic(tensor, dim)
+
+
+def has_dynamic_marks(tensor: torch.Tensor) -> bool:
+    """The user marked a dimension of `tensor` with torch._dynamo.mark_dynamic (or carve's)."""
+    return bool(getattr(tensor, "_dynamo_dynamic_indices", None))
+
+
 # Dynamo's errors for a break under fullgraph / error_on_graph_break.
 DYNAMO_UNSUPPORTED = (torch._dynamo.exc.Unsupported,)
+# Raised while Dynamo traces, before the frame runs: the user's code fails on these inputs (a shape
+# mismatch met on fake tensors); running it as written raises eager's own exception.
+DYNAMO_TRACE_ERRORS = (torch._dynamo.exc.TorchRuntimeError,)
 
 
 # ---- is_compiling ----------------------------------------------------------------------------

@@ -30,6 +30,10 @@ from .config import CompileOptions
 from .errors import BreakEvent, GraphBreakError, source_line
 
 
+_BREAK_REASONS = compat.dynamo_break_reasons()
+_CAPTURE_CONFIG = compat.CARVE_CAPTURE
+
+
 class GraphRecorder:
     """A backend wrapper: records every graph Dynamo hands to the user's backend.
 
@@ -89,7 +93,8 @@ class DynamoCapture:
         self.break_events: List[BreakEvent] = []
         self._seen_breaks: set = set()
         self._compiles_seen = 0
-        self._global_hooks = compat.global_hooks_state()
+        self._hook_registries = compat.global_module_hooks()
+        self._global_hooks = self._hooks_now()
 
     def _optimized(self, mode: str) -> Callable[..., Any]:
         """Dynamo's capture of the region for `mode`: "permissive", "error" (breaks raise, an inner
@@ -105,8 +110,14 @@ class DynamoCapture:
             self._variants[mode] = optimized
         return optimized
 
+    def _hooks_now(self) -> tuple:
+        """The process-wide hooks now; () when there are none (falsy, for the fast check)."""
+        return compat.global_hooks_state() if any(self._hook_registries) else ()
+
     def _check_global_hooks(self) -> None:
-        hooks = compat.global_hooks_state()
+        if not self._global_hooks and not any(self._hook_registries):
+            return  # the common case: no process-wide hooks, before or now
+        hooks = self._hooks_now()
         if hooks != self._global_hooks:
             # Process-wide module hooks changed: Dynamo does not guard them, so start a new cache.
             self._global_hooks = hooks
@@ -115,9 +126,9 @@ class DynamoCapture:
 
     def __call__(self, args: tuple, mode: str) -> Any:
         self._check_global_hooks()
-        reasons = compat.dynamo_break_reasons()
+        reasons = _BREAK_REASONS
         seen_reasons = len(reasons)
-        config = compat.CARVE_CAPTURE
+        config = _CAPTURE_CONFIG
         config.active += 1
         try:
             if mode == "error":
@@ -125,13 +136,16 @@ class DynamoCapture:
                 with compat.dynamo_error_on_graph_break(True):
                     out = self._optimized(mode)(*args)
             else:
-                out = self._optimized(mode)(*args)
+                optimized = self._variants.get(mode) or self._optimized(mode)
+                out = optimized(*args)
         except compat.DYNAMO_UNSUPPORTED as error:
             if compat.is_observed_exception(error):
                 # The region's Python raises: under fullgraph Dynamo stops before running anything,
                 # so running it as written raises the user's own exception, as eager does.
                 return self.fn(*args)
             raise self._error(error) from None
+        except compat.DYNAMO_TRACE_ERRORS:
+            return self.fn(*args)
         finally:
             config.active -= 1
         if len(reasons) != seen_reasons:

@@ -21,12 +21,15 @@ from .errors import BreakEvent
 
 GRAPH_BREAKS = "carve.graph_breaks"
 RECOMPILES = "carve.recompiles"
+DYNAMIC = "carve.dynamic"
 GUARDS = "carve.guards"
 GRAPH_CODE = "carve.graph_code"
-ARTIFACTS = {"graph_breaks": GRAPH_BREAKS, "recompiles": RECOMPILES, "guards": GUARDS, "graph_code": GRAPH_CODE}
+ARTIFACTS = {"graph_breaks": GRAPH_BREAKS, "recompiles": RECOMPILES, "guards": GUARDS, "graph_code": GRAPH_CODE,
+             "dynamic": DYNAMIC}
 
 graph_breaks_log = logging.getLogger(GRAPH_BREAKS)
 recompiles_log = logging.getLogger(RECOMPILES)
+dynamic_log = logging.getLogger(DYNAMIC)
 guards_log = logging.getLogger(GUARDS)
 graph_code_log = logging.getLogger(GRAPH_CODE)
 # Backend failures and other things the user should hear about without asking.

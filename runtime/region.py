@@ -31,6 +31,7 @@ import logging
 import time
 from typing import Any, Callable, List, Optional
 
+import torch
 import torch.utils._pytree as pytree
 
 from . import compat, log, state
@@ -93,6 +94,9 @@ class GraphRegion:
         # Set when the region is not closed (closed.py): Dynamo captures it from then on.
         self.capture: Optional[DynamoCapture] = None
         self.capture_reason: Optional[str] = None
+        # Which sizes were made symbolic and why (carve.explain, CARVE_LOGS=dynamic).
+        self.dynamic_reason: Optional[str] = None
+        self._traced_shapes: tuple = ()
         self.__name__ = getattr(fn, "__name__", name)
         self.__qualname__ = getattr(fn, "__qualname__", name)
         self.__wrapped__ = fn
@@ -147,9 +151,12 @@ class GraphRegion:
 
     def _capture_mode(self) -> str:
         """How strictly Dynamo captures this call (see DynamoCapture._optimized)."""
-        if self.options.fullgraph or state.fullgraph_active():
+        if self.options.fullgraph or _state.fullgraph:
             return "fullgraph"
-        return "error" if self._stop_on_break() else "permissive"
+        settings = _state.error_on_graph_break
+        if settings:
+            return "error" if settings[-1] else "permissive"
+        return "error" if compat.torch_error_on_graph_break() else "permissive"
 
     def _stop_on_break(self) -> bool:
         if self.options.fullgraph or state.should_error():
@@ -161,6 +168,22 @@ class GraphRegion:
             return self.fn(*args)
         if not is_closed(self.fn, args):
             return self._to_dynamo(args)
+        dynamic = self.options.dynamic
+        if dynamic is True or any(isinstance(a, torch.Tensor) and compat.has_dynamic_marks(a) for a in args):
+            self.dynamic_reason = "dynamic=True" if dynamic is True else "torch._dynamo.mark_dynamic on an input"
+            return self._to_dynamo(args, "symbolic shapes asked for")
+        if dynamic is None and self.entries:
+            changed = _changed_dims(self._traced_shapes, args)
+            if changed:
+                # Automatic dynamic shapes, as torch.compile: a size changed, so the dimension
+                # becomes symbolic and one graph serves every later size.
+                for index, dim in changed:
+                    compat.mark_dynamic_hint(args[index], dim)
+                self.dynamic_reason = "size changed: " + ", ".join(
+                    f"argument {i} dim {d} ({self._traced_shapes[i][d]} -> {args[i].shape[d]})" for i, d in changed)
+                log.dynamic_log.info("region %s (%s:%d): %s; traced with symbolic sizes by Dynamo", self.name,
+                                     self.filename, self.first_line, self.dynamic_reason)
+                return self._to_dynamo(args, "dynamic shapes")
         if len(self.entries) >= self.options.recompile_limit:
             if not self.limit_reached:
                 self.limit_reached = True
@@ -183,9 +206,10 @@ class GraphRegion:
         self._add_entry(trace, args, stop_on_break)
         return trace.result
 
-    def _to_dynamo(self, args: tuple) -> Any:
-        """The region runs Python carve cannot see: Dynamo captures it from now on."""
-        self.capture_reason = open_reason(self.fn, args)
+    def _to_dynamo(self, args: tuple, reason: Optional[str] = None) -> Any:
+        """The region runs Python carve cannot see (or needs symbolic sizes): Dynamo captures it
+        from now on."""
+        self.capture_reason = reason or open_reason(self.fn, args)
         capture = DynamoCapture(self.fn, self.options, name=self.name, filename=self.filename,
                                 first_line=self.first_line)
         capture.break_events = self.break_events
@@ -230,6 +254,7 @@ class GraphRegion:
                              self.first_line, eager_reason)
                 compiled = None
             elapsed = time.perf_counter() - start
+        self._traced_shapes = tuple(tuple(a.shape) if isinstance(a, torch.Tensor) else None for a in args)
         run = self._make_run(guards, trace, compiled)
         entry = CacheEntry(guards, run, compiled, gm, trace.op_count, elapsed, eager_reason)
         self.entries.insert(0, entry)
@@ -261,6 +286,16 @@ class GraphRegion:
         # guards.var() may have added fetch lines for inputs: render after computing `inputs`.
         source = guards.render("run", fail, tail)
         return guards.compile(source, "run", extra)
+
+
+def _changed_dims(traced: tuple, args: tuple) -> List[tuple]:
+    """(argument index, dim) of tensor sizes that differ from the traced call's (same rank only)."""
+    changed = []
+    for index, (shape, arg) in enumerate(zip(traced, args)):
+        if shape is None or not isinstance(arg, torch.Tensor) or arg.dim() != len(shape):
+            continue
+        changed.extend((index, dim) for dim, size in enumerate(arg.shape) if size != shape[dim])
+    return changed
 
 
 def _rebuilder(spec: OutputSpec) -> Callable[[Any], Any]:

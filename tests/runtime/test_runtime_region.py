@@ -26,8 +26,8 @@ def test_values_equal_eager_and_cache_hits(make_region, backend):
     assert backend.ops == [3]
 
 
-def test_shape_change_recompiles(make_region, backend):
-    r = make_region(add_mul, backend)
+def test_shape_change_recompiles_when_static(make_region, backend):
+    r = make_region(add_mul, backend, dynamic=False)
     a = torch.randn(4)
     b = torch.randn(5)
     r(a, a)
@@ -36,6 +36,27 @@ def test_shape_change_recompiles(make_region, backend):
     r(a, a)
     r(b, b)
     assert len(backend.graphs) == 2 and backend.calls == 2
+
+
+def test_changed_size_becomes_symbolic_one_graph_serves_all_sizes(make_region, backend, caplog):
+    r = make_region(add_mul, backend)
+    with caplog.at_level(logging.INFO, logger="carve.dynamic"):
+        for n in [4, 5, 7, 12, 33, 6, 4]:
+            a, b = torch.randn(n), torch.randn(n)
+            for got, want in zip(r(a, b), add_mul(a, b)):
+                torch.testing.assert_close(got, want)
+    # The static graph of the first size, then one graph with a symbolic size for all others.
+    assert len(backend.graphs) == 2 and r.path == "dynamo"
+    assert "argument 0 dim 0 (4 -> 5)" in r.dynamic_reason
+    assert any("symbolic" in rec.getMessage() for rec in caplog.records)
+
+
+def test_dynamic_true_traces_symbolic_sizes_from_the_first_call(make_region, backend):
+    r = make_region(add_mul, backend, dynamic=True)
+    for n in [3, 8, 20]:
+        a, b = torch.randn(n), torch.randn(n)
+        torch.testing.assert_close(r(a, b)[0], add_mul(a, b)[0])
+    assert len(backend.graphs) == 1
 
 
 def test_dtype_change_recompiles(make_region, backend):
