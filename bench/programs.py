@@ -152,3 +152,11 @@ def with_print(x):
 def add_one(x):
     """Case (e): the smallest possible graph, to measure per-call overhead."""
     return x + 1
+
+
+OVERHEAD_LINEAR = torch.nn.Linear(8, 8)
+
+
+def linear_plus_one(x):
+    """Case (f): per-call overhead of a region that calls a submodule (captured by Dynamo)."""
+    return OVERHEAD_LINEAR(x) + 1
