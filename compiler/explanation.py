@@ -54,6 +54,9 @@ class ExplainOutput:
     guards: list
     compile_times: list
     eager_statements_run: int
+    # One line per graph region: where it is, who captures it (carve's tracer, Dynamo, or
+    # eager) and why; which sizes are symbolic and why.
+    regions: list = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [
@@ -62,6 +65,9 @@ class ExplainOutput:
             f"ops per graph: {self.ops_per_graph}",
             f"compile time: {sum(self.compile_times):.3f}s",
         ]
+        if self.regions:
+            lines.append("regions:")
+            lines.extend(f"  {region}" for region in self.regions)
         if self.break_reasons:
             lines.append("break reasons:")
             lines.extend(f"  {i}. {reason}" for i, reason in enumerate(self.break_reasons, 1))
@@ -105,7 +111,7 @@ def explain(fn, **compile_options):
 
 def _report(result, sets) -> ExplainOutput:
     reasons: dict[tuple, BreakReason] = {}
-    graphs, ops, guards, times = [], [], [], []
+    graphs, ops, guards, times, region_lines = [], [], [], [], []
     eager_runs = 0
     for regions in sets:
         for finding in regions.findings.values():
@@ -116,6 +122,7 @@ def _report(result, sets) -> ExplainOutput:
             reasons.setdefault(key, _reason(finding.code, finding.message, regions.filename, finding.line, stack, "statically"))
         eager_runs += sum(regions.eager_calls.values())
         for region in regions.regions:
+            region_lines.append(_describe_region(region))
             graphs.extend(region.graphs)
             ops.extend(region.ops_per_graph)
             guards.extend(region.guards)
@@ -125,7 +132,23 @@ def _report(result, sets) -> ExplainOutput:
                 reasons.setdefault(key, _reason(event.code, event.message, event.filename, event.lineno,
                                                 list(event.user_stack), "while tracing"))
     ordered = sorted(reasons.values(), key=lambda r: (r.filename, r.line, r.code))
-    return ExplainOutput(result, len(graphs), len(ordered), ordered, graphs, ops, guards, times, eager_runs)
+    return ExplainOutput(result, len(graphs), len(ordered), ordered, graphs, ops, guards, times, eager_runs,
+                         region_lines)
+
+
+def _describe_region(region) -> str:
+    """`model.py:12-15 captured by Dynamo (argument 0 is a GPT); symbolic sizes: ...`."""
+    where = f"{region.filename}:{region.first_line}-{region.last_line}"
+    path = region.path
+    if path == "dynamo":
+        text = f"{where} captured by Dynamo ({region.capture_reason})"
+    elif path == "fast":
+        text = f"{where} captured by carve's tracer (closed: reads only its arguments and torch)"
+    else:
+        text = f"{where} runs eagerly ({region.eager_reason})"
+    if region.dynamic_reason:
+        text += f"; symbolic sizes: {region.dynamic_reason}"
+    return text
 
 
 def _reason(code, message, filename, line, stack, found) -> BreakReason:
