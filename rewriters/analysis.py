@@ -55,6 +55,9 @@ class FunctionAnalysis:
     # id(Call) -> callee, for the calls to user functions (compiled on their own when eager).
     user_calls: dict[int, CalleeInfo] = field(default_factory=dict)
     global_names: set[str] = field(default_factory=set)
+    # id(With) of `with` statements entering only torch's own context managers (no_grad,
+    # autocast, ...): a graph region may hold them whole (Dynamo records their state changes).
+    torch_context_managers: set[int] = field(default_factory=set)
 
     def findings_of(self, node: cst.CSTNode) -> list[Finding]:
         return self.statement_findings.get(id(node), [])
@@ -197,6 +200,8 @@ class _FunctionWalker:
         elif isinstance(statement, cst.With):
             for item in statement.items:
                 self._expressions(statement, item.item)
+            if self._resumable(statement):
+                self.analysis.torch_context_managers.add(id(statement))
         self._forced_header(statement)
         header_broke = any(rule(f.code).lint_default for f in self.analysis.findings_of(statement))
         for child in child_blocks(statement):

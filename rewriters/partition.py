@@ -11,8 +11,10 @@
 
 A graph run is a maximal run of statements that a trace captures whole:
 simple statements without findings (assignments to local names, expression
-calls, a final `return`) and `if`/short `for` statements whose every nested
-statement is such a statement. Everything else stays Python: statements with
+calls, a final `return`), and `if` statements, `for` loops over containers
+(`for b in self.blocks`, `d.items()`) or short constant ranges, and `with`
+blocks of torch's own context managers (`no_grad`, `autocast`) whose every
+nested statement is such a statement. Everything else stays Python: statements with
 findings run eagerly, and compound statements that hold a finding (or are
 `while`/`try`/`with`) keep their control flow in Python with their bodies
 partitioned again, so the tensor work inside a loop or a try body is still
@@ -137,9 +139,22 @@ def _graph_statement(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_de
             _graph_statement(s, analysis, loop_depth, nested=True)
             for child in child_blocks(statement) for s in _statements(child)
         )
-    if isinstance(statement, cst.For) and statement.orelse is None and _short_loop(statement):
+    if isinstance(statement, cst.For) and statement.orelse is None and _name_target(statement.target) and (
+            _short_loop(statement) or _container_loop(statement)):
         return all(_graph_statement(s, analysis, loop_depth + 1, nested=True) for s in _statements(statement.body))
+    if isinstance(statement, cst.With) and id(statement) in analysis.torch_context_managers:
+        # torch's own context managers (no_grad, autocast, ...): the capture records their state
+        # changes, so the block is part of the graph.
+        return all(_graph_statement(s, analysis, loop_depth, nested=True) for s in _statements(statement.body))
     return False
+
+
+def _container_loop(statement: cst.For) -> bool:
+    """`for b in self.blocks`, `for k, v in d.items()`, `for i, t in enumerate(xs)`: unrolled in the
+    trace over the container the guards pin down. A `range` with computed bounds stays Python (a
+    new bound each call would mean a new graph each call)."""
+    iterator = statement.iter
+    return not (isinstance(iterator, cst.Call) and dotted_name(iterator.func) == "range")
 
 
 def _graph_small(small: cst.BaseSmallStatement, loop_depth: int, nested: bool) -> bool:
