@@ -7,7 +7,7 @@ replaced by its outlined form (everything else byte for byte):
 
     @carve.compile(backend="eager")   ->    _carve_f = carve.RegionSet("f", backend="eager")
     def f(x):                               @_carve_f.graph(3, 3)
-        ...                                 def _f_graph_region_0_lines_3_3(x): ...
+        ...                                 def _f_graph_region_0(x): ...
                                             @_carve_f.entry
                                             def f(x): ...
 
@@ -15,6 +15,7 @@ replaced by its outlined form (everything else byte for byte):
 factory so that the regions close over the function's closure cells:
 
     def __carve_factory__(_carve_f, <free variables of f>):
+        from carve.rewriters.unbound import UNBOUND as _carve_unbound   # if a name may be unbound
         <region functions>
         <rewritten f>
         return f
@@ -33,9 +34,10 @@ import libcst as cst
 from libcst.helpers import parse_template_statement
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from carve.rewriters.naming import FACTORY_NAME, UNBOUND_IMPORT
 from carve.rewriters.outline import OutlinedFunction
 
-FACTORY_NAME = "__carve_factory__"
+__all__ = ["FACTORY_NAME", "GeneratedCode", "LineTable", "factory_module"]
 
 
 @dataclass
@@ -56,10 +58,13 @@ def factory_module(
     outlined.origins[id(function)] = (function, outlined.origins[id(outlined.function)][1])
     params = [outlined.regions_var, *freevars]
     ret = parse_template_statement("return {name}", name=cst.Name(func_name))
+    prologue = []
+    if outlined.uses_unbound:
+        prologue.append(cst.parse_statement(UNBOUND_IMPORT.format(name=outlined.unbound_var) + "\n"))
     factory = cst.FunctionDef(
         name=cst.Name(FACTORY_NAME),
         params=cst.Parameters(params=[cst.Param(cst.Name(p)) for p in params]),
-        body=cst.IndentedBlock(body=[*outlined.region_defs, function, ret]),
+        body=cst.IndentedBlock(body=[*prologue, *outlined.region_defs, function, ret]),
     )
     module = cst.Module(body=[factory])
     line_map = _line_map(module, outlined, def_line, filename)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from carve.rewriters.names import ImportTable, dotted_name
+from carve.rewriters.naming import Namer
 from carve.rewriters.tensors import NON_TENSOR_METHODS, TORCH_NON_TENSOR, TensorInference
 
 HOISTABLE_CODES = frozenset({"CRV003", "CRV004", "CRV005"})
@@ -45,10 +46,11 @@ class Hoisted:
 
 
 class Hoister:
-    def __init__(self, tensors: TensorInference, imports: ImportTable) -> None:
+    def __init__(self, tensors: TensorInference, imports: ImportTable, namer: Namer | None = None) -> None:
+        """`namer`: the function's namer; temporaries never take a name the user's code spells."""
         self.tensors = tensors
         self.imports = imports
-        self.count = 0
+        self.namer = namer if namer is not None else Namer()
 
     def hoist_statement(self, statement: cst.CSTNode) -> Hoisted | None:
         """For a simple statement line with one small statement."""
@@ -76,8 +78,7 @@ class Hoister:
         replacements: dict[int, cst.Name] = {}
         assignments, temps = [], []
         for expression in finder.found:
-            name = f"{TEMP_PREFIX}{self.count}"
-            self.count += 1
+            name = self.namer.numbered(TEMP_PREFIX)
             temps.append(name)
             replacements[id(expression)] = cst.Name(name)
             assignments.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], expression)]))

@@ -20,17 +20,58 @@ import libcst as cst
 
 def local_names(func: cst.FunctionDef, global_names: set[str]) -> set[str]:
     """Names bound in `func` (parameters included), minus the global/nonlocal ones."""
-    params = func.params
-    names = {
-        p.name.value
-        for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
-    }
+    names = _param_names(func.params)
+    collector = _BindingCollector()
+    func.body.visit(collector)
+    declared = _Declared()
+    func.body.visit(declared)
+    return (names | collector.names) - global_names - declared.names
+
+
+def bound_names(node: cst.CSTNode) -> set[str]:
+    """Every name a statement (or block) may bind in the function it belongs to."""
+    collector = _BindingCollector()
+    node.visit(collector)
+    return collector.names
+
+
+def _param_names(params: cst.Parameters) -> set[str]:
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
     for star in (params.star_arg, params.star_kwarg):
         if isinstance(star, cst.Param):
             names.add(star.name.value)
-    collector = _BindingCollector()
-    func.body.visit(collector)
-    return (names | collector.names) - global_names
+    return names
+
+
+class _Declared(cst.CSTVisitor):
+    """`global` / `nonlocal` names of a function body (not of nested functions)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.names |= {item.name.value for item in node.names}
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.names |= {item.name.value for item in node.names}
+
+
+class _DefaultsOnly(cst.CSTVisitor):
+    """Visits a parameter list's defaults (evaluated in the enclosing scope) with `uses`."""
+
+    def __init__(self, uses: "_NameUses") -> None:
+        self.uses = uses
+
+    def visit_Param(self, node: cst.Param) -> bool:
+        if node.default is not None:
+            node.default.visit(self.uses)
+        return False
 
 
 def region_inputs(statements: list[cst.CSTNode], locals_: set[str]) -> list[str]:
@@ -130,6 +171,22 @@ class _BindingCollector(cst.CSTVisitor):
         else:
             self.names.add((node.evaluated_name).split(".")[0])
 
+    def visit_Del(self, node: cst.Del) -> None:
+        self.names |= _target_names(node.target)  # `del x` makes `x` local, as any binding does
+
+    # `match` capture patterns: `case [a, *rest]`, `case {"k": v, **kw}`, `case Point(x=px) as p`.
+    def visit_MatchAs(self, node: cst.MatchAs) -> None:
+        if node.name is not None:
+            self.names.add(node.name.value)
+
+    def visit_MatchStar(self, node: cst.MatchStar) -> None:
+        if node.name is not None:
+            self.names.add(node.name.value)
+
+    def visit_MatchMapping(self, node: cst.MatchMapping) -> None:
+        if node.rest is not None:
+            self.names.add(node.rest.value)
+
 
 class _WalrusTargets(cst.CSTVisitor):
     def __init__(self) -> None:
@@ -159,6 +216,7 @@ class _NameUses(cst.CSTVisitor):
         self.reads: list[str] = []
         self.writes: set[str] = set()
         self._bound_inside: list[set[str]] = []
+        self._nested = 0  # inside a nested def or class body: stores bind there, not here
 
     def _read(self, name: str) -> None:
         if any(name in scope for scope in self._bound_inside):
@@ -205,12 +263,89 @@ class _NameUses(cst.CSTVisitor):
         node.value.visit(self)  # `.attr` is not a name read
         return False
 
+    def visit_AsName(self, node: cst.AsName) -> bool:
+        self._store(node.name)  # `with m as t`, `except E as e`, `import a as b`
+        return False
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        for alias in node.names:
+            if alias.asname is not None:
+                alias.asname.visit(self)
+            else:
+                self._store(cst.Name(alias.evaluated_name.split(".")[0]))
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                if alias.asname is not None:
+                    alias.asname.visit(self)
+                elif isinstance(alias.name, cst.Name):
+                    self._store(alias.name)
+        return False
+
+    def visit_Global(self, node: cst.Global) -> bool:
+        return False
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> bool:
+        return False
+
+    # -- match: a capture is a store; `Point(x=...)`'s keyword is an attribute name, not a read.
+    def visit_MatchAs(self, node: cst.MatchAs) -> bool:
+        if node.pattern is not None:
+            node.pattern.visit(self)
+        if node.name is not None:
+            self._store(node.name)
+        return False
+
+    def visit_MatchStar(self, node: cst.MatchStar) -> bool:
+        if node.name is not None:
+            self._store(node.name)
+        return False
+
+    def visit_MatchMapping(self, node: cst.MatchMapping) -> bool:
+        for element in node.elements:
+            element.key.visit(self)
+            element.pattern.visit(self)
+        if node.rest is not None:
+            self._store(node.rest)
+        return False
+
+    def visit_MatchKeywordElement(self, node: cst.MatchKeywordElement) -> bool:
+        node.pattern.visit(self)
+        return False
+
+    # -- nested scopes: their reads of this function's names count (closures), their stores do not.
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        for decorator in node.decorators:
+            decorator.visit(self)
+        node.params.visit(_DefaultsOnly(self))
+        self._bound_inside.append(local_names(node, set()))
+        self._nested += 1
+        node.body.visit(self)
+        self._nested -= 1
+        self._bound_inside.pop()
+        self._store(node.name)
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        for decorator in node.decorators:
+            decorator.visit(self)
+        for arg in (*node.bases, *node.keywords):
+            arg.visit(self)
+        self._nested += 1
+        node.body.visit(self)
+        self._nested -= 1
+        self._store(node.name)
+        return False
+
     def visit_Arg(self, node: cst.Arg) -> bool:
         node.value.visit(self)  # the keyword of `f(k=v)` is not a name read
         return False
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
-        params = {p.name.value for p in node.params.params}
+        node.params.visit(_DefaultsOnly(self))
+        params = _param_names(node.params)
         self._bound_inside.append(params)
         node.body.visit(self)
         self._bound_inside.pop()
@@ -245,7 +380,8 @@ class _NameUses(cst.CSTVisitor):
 
     def _store(self, target: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):
-            self.writes.add(target.value)
+            if not self._nested and not any(target.value in scope for scope in self._bound_inside):
+                self.writes.add(target.value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self._store(element.value)

@@ -1,26 +1,49 @@
 """Outline graph regions into functions and rewrite the function to call them.
 
     def f(x, xs):                               @_carve_f.graph(2, 3)
-        y = x * 2                               def _f_graph_region_0_lines_2_3(x):
+        y = x * 2                               def _f_graph_region_0(x):
         z = y + 1                                   y = x * 2
         print(z)                                    z = y + 1
         return z - 1                                return z
 
                                                 @_carve_f.graph(5, 5)
-                                                def _f_graph_region_1_lines_5_5(z):
+                                                def _f_graph_region_1(z):
                                                     return z - 1
 
                                                 def f(x, xs):
-                                                    z = _f_graph_region_0_lines_2_3(x)
+                                                    z = _f_graph_region_0(x)
                                                     # carve: eager, CRV003 I/O or logging: print() performs I/O
                                                     _carve_f.graph_break(4, "CRV003")
                                                     print(z)
-                                                    return _f_graph_region_1_lines_5_5(z)
+                                                    return _f_graph_region_1(z)
 
 `_carve_f` is the function's `carve.RegionSet`: `.graph(first, last)` makes
 a region a compiled graph, `.graph_break(line, code)` raises under fullgraph /
 error_on_graph_break and reports the break, `.compiled(g)` compiles a callee
 that breaks the graph on its own (as torch.compile compiles nested frames).
+
+Every generated name (`_carve_f`, `_f_graph_region_0`, `_carve_t0`) comes
+from one `Namer` that reserves every name the function and its module use.
+
+A name bound on some paths only may be unbound where a region is called or
+returns (`carve.rewriters.bindings` says where): the call passes `UNBOUND`
+for it, and the unbound local is restored on the other side (see
+`carve.rewriters.unbound`):
+
+    def f(x, n):                            def _f_graph_region_0(last):
+        for i in range(n):                      if last is _carve_unbound: del last
+            last = x * i                        return last + 1
+        print(n)                 ->
+        return last + 1                     def f(x, n):
+                                                for i in range(n):
+                                                    last = _f_graph_region_1(x, i)
+                                                print(n)
+                                                return _f_graph_region_0(locals().get("last", _carve_unbound))
+
+so `f(x, 0)` raises eager's UnboundLocalError at the user's `return` line.
+A region never both receives `UNBOUND` for a name and reads that name
+where it may be unbound: the run is split there, or the statement runs as
+Python.
 
 Every emitted statement is recorded in `origins` with the original lines it
 stands for, so the compiled code's line table points into the user's file.
@@ -34,11 +57,13 @@ import libcst as cst
 from libcst.helpers import parse_template_expression, parse_template_statement
 
 from carve.rewriters.analysis import FunctionAnalysis, ModuleContext, child_blocks
+from carve.rewriters.bindings import Bindings, State
 from carve.rewriters.findings import Finding
 from carve.rewriters.hoist import HOISTABLE_CODES, Hoister
-from carve.rewriters.liveness import local_names, reads_and_writes, region_inputs, region_outputs
+from carve.rewriters.liveness import bound_names, local_names, reads_and_writes, region_inputs, region_outputs
+from carve.rewriters.naming import FACTORY_NAME, UNBOUND_VAR, Namer
 from carve.rewriters.partition import (
-    Compound, EagerStatement, GraphRun, Item, as_statement_line, partition_block,
+    Compound, EagerStatement, GraphRun, Item, as_statement_line, is_simple as is_simple_line, partition_block,
 )
 from carve.rewriters.rules import rule
 from carve.rewriters.tensors import TensorInference
@@ -75,6 +100,9 @@ class OutlinedFunction:
     eager: list[EagerInfo]
     regions_var: str
     origins: dict[int, tuple[cst.CSTNode, Origin]] = field(default_factory=dict)
+    # The name the generated code gives `carve.rewriters.unbound.UNBOUND`; `uses_unbound` when it needs it.
+    unbound_var: str = UNBOUND_VAR
+    uses_unbound: bool = False
 
 
 def outline_function(
@@ -84,22 +112,39 @@ def outline_function(
     *,
     regions_var: str,
     region_prefix: str,
+    namer: Namer | None = None,
+    unbound_var: str | None = None,
 ) -> OutlinedFunction:
-    return _Outliner(func, analysis, module, regions_var, region_prefix).run()
+    """`regions_var` is the preferred name of the RegionSet variable; `namer` (by default one
+    reserving every name of `module`) makes it and every other generated name collision-free.
+    `unbound_var`: the module's name for UNBOUND, when the caller chose it already."""
+    if namer is None:
+        namer = Namer.for_nodes(module.module, func)
+        namer.reserve(FACTORY_NAME)
+    regions_var = namer.new(regions_var)
+    if unbound_var is None:
+        unbound_var = namer.new(UNBOUND_VAR)
+    return _Outliner(func, analysis, module, regions_var, region_prefix, namer, unbound_var).run()
 
 
 class _Outliner:
-    def __init__(self, func, analysis, module, regions_var, region_prefix) -> None:
+    def __init__(self, func, analysis, module, regions_var, region_prefix, namer, unbound_var) -> None:
         self.func = func
         self.analysis = analysis
         self.module = module
         self.regions_var = regions_var
         self.region_prefix = region_prefix
+        self.namer = namer
+        self.temps = namer.scope()  # the function's own temporaries: counters restart at 0
+        self.unbound_var = unbound_var
         self.locals = local_names(func, analysis.global_names)
         # Each place names are read or written, with its uses: computed once per function.
         self.units = [(unit, *reads_and_writes(unit)) for unit in _units(func.body)]
-        self.result = OutlinedFunction(func, [], [], [], regions_var)
-        self.hoister = Hoister(TensorInference(func, module.imports), module.imports)
+        self.result = OutlinedFunction(func, [], [], [], regions_var, unbound_var=unbound_var)
+        self.hoister = Hoister(TensorInference(func, module.imports), module.imports, self.temps)
+        self.bindings = Bindings(self.locals, module.imports.resolve)
+        # `locals` rebound by the user: the call sites read maybe-unbound names with try/except.
+        self.locals_shadowed = "locals" in self.locals or "locals" in bound_names(module.module)
         # Statements made here (hoisted assignments, rewritten statements) -> original lines.
         self.synthetic_lines: dict[int, tuple[int, int]] = {}
         self.hoisted_temps: set[str] = set()
@@ -111,7 +156,7 @@ class _Outliner:
             self.result.eager.append(EagerInfo(whole.line, [whole]))
         else:
             items = partition_block(self.func.body, self.analysis)
-        body = self._block(items, in_loop=False)
+        body = self._block(items, in_loop=False, state=Bindings.entry(self.func, self.locals))
         new_func = self.func.with_changes(body=self.func.body.with_changes(body=body) if isinstance(self.func.body, cst.IndentedBlock) else cst.IndentedBlock(body=body))
         self.result.function = new_func
         first, last = self.module.line_range(self.func)
@@ -158,43 +203,102 @@ class _Outliner:
         return out
 
     # -- blocks ----------------------------------------------------------------------------
-    def _block(self, items: list[Item], in_loop: bool) -> list[cst.BaseStatement]:
+    def _block(self, items: list[Item], in_loop: bool, state: State) -> list[cst.BaseStatement]:
+        """`state`: which names are bound where the block starts."""
         out: list[cst.BaseStatement] = []
         if self.analysis.whole_function is None:
             items = self._hoist(items)
         for item in items:
             if isinstance(item, GraphRun):
-                out.extend(self._graph_run(item, in_loop))
+                out.extend(self._graph_run(item, in_loop, state))
+                state = self.bindings.block(item.statements, state)
             elif isinstance(item, EagerStatement):
                 out.extend(self._eager(item))
+                state = self.bindings.statement(item.statement, state)
             else:
-                out.extend(self._compound(item, in_loop))
+                out.extend(self._compound(item, in_loop, state))
+                state = self.bindings.statement(item.statement, state)
         return out or [cst.SimpleStatementLine([cst.Pass()])]
 
-    def _graph_run(self, run: GraphRun, in_loop: bool) -> list[cst.BaseStatement]:
+    def _graph_run(self, run: GraphRun, in_loop: bool, state: State) -> list[cst.BaseStatement]:
         if not any(_has_operation(statement) for statement in run.statements):
             # `total = 0.0`, `return total`: nothing a graph could compute; stays inline.
             return [self._inline(statement) for statement in run.statements]
-        first = self._lines(run.statements[0])[0]
-        last = self._lines(run.statements[-1])[1]
-        index = len(self.result.regions)
-        name = f"_{self.region_prefix}_graph_region_{index}_lines_{first}_{last}"
-        inputs = region_inputs(run.statements, self.locals)
-        run_ids = {id(u) for s in run.statements for u in _units_of_statement(s)}
+        # Cut the run where one region would have to carry UNBOUND for a name it also reads
+        # where that name may be unbound (it would read UNBOUND instead of raising).
+        out: list[cst.BaseStatement] = []
+        segment: list[cst.BaseStatement] = []
+        segment_state = state
+        for statement in run.statements:
+            if self._plan(segment + [statement], segment_state, in_loop).conflicts:
+                if segment:
+                    out.extend(self._region(segment, in_loop, segment_state))
+                    segment_state = self.bindings.block(segment, segment_state)
+                    segment = []
+                if self._plan([statement], segment_state, in_loop).conflicts:
+                    out.extend(self._as_python(statement, in_loop, segment_state))
+                    segment_state = self.bindings.statement(statement, segment_state)
+                    continue
+            segment.append(statement)
+        if segment:
+            out.extend(self._region(segment, in_loop, segment_state))
+        return out
+
+    def _plan(self, statements: list[cst.BaseStatement], state: State, in_loop: bool) -> "_Plan":
+        """Inputs and outputs of a region made of `statements`, entered at `state`."""
+        ends_with_return = GraphRun(statements).ends_with_return
+        inputs = region_inputs(statements, self.locals)
+        run_ids = {id(u) for s in statements for u in _units_of_statement(s)}
         read_elsewhere: set[str] = set()
         for unit, reads, _ in self.units:
             if id(unit) not in run_ids:
                 read_elsewhere.update(reads)
-        outputs = [] if run.ends_with_return else region_outputs(run.statements, read_elsewhere, self.locals, inputs, in_loop)
-        # A name written only inside an if/for of the region keeps its earlier value when that
-        # branch does not run: pass it in, when it can be bound before the region.
-        for written in _conditional_writes(run.statements):
-            if written not in inputs and written in self.locals and self._bound_before(written, first):
-                inputs.append(written)
+        outputs = [] if ends_with_return else region_outputs(statements, read_elsewhere, self.locals, inputs, in_loop)
         # Hoisted temporaries are read by the eager statement right after the region.
-        written = set().union(*(reads_and_writes(s)[1] for s in run.statements))
-        outputs += sorted(t for t in self.hoisted_temps & written if t not in outputs and not run.ends_with_return)
+        written = set().union(*(reads_and_writes(s)[1] for s in statements))
+        outputs += sorted(t for t in self.hoisted_temps & written if t not in outputs and not ends_with_return)
+        # A name the region reads where its own code may not have written it yet (after an
+        # `if` that did not run), or returns where it may have left it unwritten, keeps the value
+        # it had before the region: pass it in (UNBOUND when it had none).
+        maybe_unbound_reads: set[str] = set()
+        reader = Bindings(self.locals, self.module.imports.resolve, lambda name, node: maybe_unbound_reads.add(name))
+        end = reader.block(statements, state)
+        outside: list[str] = []
+        own = Bindings(self.locals, self.module.imports.resolve, lambda name, node: outside.append(name))
+        surely_written = own.block(statements, State(frozenset(), frozenset()))
+        params = list(inputs)
+        for name in [*outside, *(n for n in outputs if not surely_written.surely_bound(n))]:
+            if name in self.locals and name not in params:
+                params.append(name)
+        # Coming in UNBOUND, a name is deleted again before the user's code runs, unless the
+        # region must hand it back (possibly still UNBOUND): then no read of it may see UNBOUND.
+        unbound_outputs = [n for n in outputs if not end.surely_bound(n)]
+        return _Plan(
+            inputs=params,
+            outputs=outputs,
+            deleted_on_entry=[n for n in params if not state.surely_bound(n) and n not in unbound_outputs],
+            unbound_outputs=unbound_outputs,
+            conflicts=set(unbound_outputs) & maybe_unbound_reads,
+        )
+
+    def _as_python(self, statement: cst.BaseStatement, in_loop: bool, state: State) -> list[cst.BaseStatement]:
+        """A statement of a graph run that no region can hold (see `_graph_run`) runs as Python."""
+        if is_simple_line(statement):
+            return self._eager(EagerStatement(statement, []))
+        compound = Compound(statement, [], [partition_block(child, self.analysis) for child in child_blocks(statement)])
+        return self._compound(compound, in_loop, state)
+
+    def _region(self, statements: list[cst.BaseStatement], in_loop: bool, state: State) -> list[cst.BaseStatement]:
+        run = GraphRun(statements)
+        plan = self._plan(statements, state, in_loop)
+        first = self._lines(run.statements[0])[0]
+        last = self._lines(run.statements[-1])[1]
+        name = self.namer.numbered(f"_{self.region_prefix}_graph_region_")
+        inputs, outputs = plan.inputs, plan.outputs
         self.result.regions.append(RegionInfo(name, first, last, inputs, outputs))
+        unbound = self.unbound_var
+        if plan.deleted_on_entry or plan.unbound_outputs or any(not state.surely_bound(n) for n in inputs):
+            self.result.uses_unbound = True
 
         # The region function: the user's statements verbatim, then the outputs.
         leading = getattr(run.statements[0], "leading_lines", ())
@@ -202,6 +306,10 @@ class _Outliner:
         body[0] = body[0].with_changes(leading_lines=())
         for original, emitted in zip(run.statements, body):
             self._origin(emitted, *self._lines(original), verbatim=True)
+        # An input that came in UNBOUND is unbound again before the user's code reads it.
+        restore = [self._origin(_delete_if_unbound(n, unbound), first, first, verbatim=False)
+                   for n in plan.deleted_on_entry]
+        body = restore + body
         if not run.ends_with_return and outputs:
             ret = cst.parse_statement(f"return {', '.join(outputs)}")
             body.append(self._origin(ret, last, last, verbatim=False))
@@ -218,9 +326,11 @@ class _Outliner:
         self.result.region_defs.append(region_def)
 
         # The call site, which keeps the user's comments that stood before the run.
+        emitted: list[cst.BaseStatement] = []
+        arguments = [self._argument(n, state, emitted) for n in inputs]
         call = parse_template_expression(
             "{name}(" + ", ".join("{a%d}" % i for i in range(len(inputs))) + ")",
-            name=cst.Name(name), **{f"a{i}": cst.Name(n) for i, n in enumerate(inputs)},
+            name=cst.Name(name), **{f"a{i}": argument for i, argument in enumerate(arguments)},
         )
         if run.ends_with_return:
             statement = parse_template_statement("return {call}", call=call)
@@ -228,20 +338,25 @@ class _Outliner:
             statement = parse_template_statement("{call}", call=call)
         else:
             statement = parse_template_statement(f"{', '.join(outputs)} = {{call}}", call=call)
-        statement = statement.with_changes(leading_lines=leading)
-        return [self._origin(statement, first, last, verbatim=False)]
+        emitted.append(statement)
+        # An output that came back UNBOUND is unbound again, as eager left it.
+        emitted.extend(_delete_if_unbound(n, unbound) for n in plan.unbound_outputs)
+        emitted[0] = emitted[0].with_changes(leading_lines=leading)
+        return [self._origin(node, first, last, verbatim=False) for node in emitted]
 
-    def _bound_before(self, name: str, line: int) -> bool:
-        """Is `name` a parameter, or written by a statement that starts before `line`?"""
-        params = self.func.params
-        if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
-            return True
-        for unit, _, writes in self.units:
-            if name in writes:
-                position = self.module.position(unit)
-                if position is not None and position.start.line + self.module.line_offset < line:
-                    return True
-        return False
+    def _argument(self, name: str, state: State, emitted: list[cst.BaseStatement]) -> cst.BaseExpression:
+        """`name`, or UNBOUND where it is surely unbound, or whichever it is where it may be."""
+        if state.surely_bound(name):
+            return cst.Name(name)
+        if state.surely_unbound(name):
+            return cst.Name(self.unbound_var)
+        if not self.locals_shadowed:
+            return parse_template_expression(
+                "locals().get({key}, {unbound})", key=cst.SimpleString(f'"{name}"'), unbound=cst.Name(self.unbound_var))
+        temp = self.temps.numbered("_carve_a")
+        emitted.append(cst.parse_statement(
+            f"try:\n    {temp} = {name}\nexcept NameError:\n    {temp} = {self.unbound_var}\n"))
+        return cst.Name(temp)
 
     def _inline(self, statement: cst.CSTNode) -> cst.CSTNode:
         first, last = self._lines(statement)
@@ -278,11 +393,12 @@ class _Outliner:
             line=cst.Integer(str(finding.line or line)), code=cst.SimpleString(f'"{finding.code}"'),
         )
 
-    def _compound(self, item: Compound, in_loop: bool) -> list[cst.BaseStatement]:
+    def _compound(self, item: Compound, in_loop: bool, state: State) -> list[cst.BaseStatement]:
         statement = item.statement
         first, last = self._lines(statement)
         loop = isinstance(statement, (cst.For, cst.While))
-        new_blocks = [self._block(block, in_loop or loop) for block in item.blocks]
+        entries = self.bindings.child_entries(statement, state)
+        new_blocks = [self._block(block, in_loop or loop, entry) for block, entry in zip(item.blocks, entries)]
         replaced = _replace_blocks(statement, child_blocks(statement), new_blocks)
         replaced = self._convert_calls(replaced, headers_only=True)
         emitted: list[cst.BaseStatement] = []
@@ -383,17 +499,6 @@ def _units_of_statement(statement: cst.CSTNode):
         yield from _units(child)
 
 
-def _conditional_writes(statements: list[cst.CSTNode]) -> list[str]:
-    """Names written inside the if/for statements of a region (those writes may not happen)."""
-    names: list[str] = []
-    for statement in statements:
-        if isinstance(statement, (cst.If, cst.For)):
-            for name in sorted(reads_and_writes(statement)[1]):
-                if name not in names:
-                    names.append(name)
-    return names
-
-
 class _OperationFinder(cst.CSTVisitor):
     OPERATIONS = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.Subscript,
                   cst.BooleanOperation, cst.IfExp, cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp,
@@ -413,6 +518,19 @@ def _has_operation(statement: cst.CSTNode) -> bool:
     finder = _OperationFinder()
     statement.visit(finder)
     return finder.found
+
+
+@dataclass
+class _Plan:
+    inputs: list[str]
+    outputs: list[str]
+    deleted_on_entry: list[str]   # inputs that may come in UNBOUND and are read
+    unbound_outputs: list[str]    # outputs that may go out UNBOUND
+    conflicts: set[str]           # may go out UNBOUND, yet read where possibly unbound
+
+
+def _delete_if_unbound(name: str, unbound: str) -> cst.BaseStatement:
+    return cst.parse_statement(f"if {name} is {unbound}: del {name}\n")
 
 
 def _hoistable(findings: list[Finding]) -> bool:

@@ -6,17 +6,17 @@
     def f(x):                     ->
         y = x.sin()                         # carve: graph region, lines 3-3, compiled to an FX graph
         print(y)                            @_carve_f.graph(3, 3)
-        return y.cos()                      def _f_graph_region_0_lines_3_3(x):
+        return y.cos()                      def _f_graph_region_0(x):
                                                 y = x.sin()
                                                 return y
                                             ...
                                             @_carve_f.entry
                                             def f(x):
-                                                y = _f_graph_region_0_lines_3_3(x)
+                                                y = _f_graph_region_0(x)
                                                 # carve: eager, CRV003 I/O or logging: print() performs I/O
                                                 _carve_f.graph_break(4, "CRV003")
                                                 print(y)
-                                                return _f_graph_region_1_lines_5_5(y)
+                                                return _f_graph_region_1(y)
 
 Functions compiled with `carve.compile` or `torch.compile` (any import
 spelling: `@carve.compile`, `@torch.compile(...)`, `@compile` after
@@ -33,6 +33,11 @@ Python does inside the class body. A compiled function nested in another
 compiled function is left to the outer one (it stays decorated and compiles
 when it runs). The output has no compile decorators left at the rewritten
 places, so rewriting it again changes nothing.
+
+Every name it adds to the module (RegionSet variables, region functions,
+the `UNBOUND` import, temporaries) comes from one `Namer` that reserves every
+name the module spells: a module-level `A_f` and a method `A.f` get
+`_carve_A_f` and `_carve_A_f_1`, and nothing overwrites a user's name.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from carve.rewriters.analysis import ModuleContext, analyze_function
 from carve.rewriters.callees import decorator_name
 from carve.rewriters.methods import MethodBodyOutsideClass
 from carve.rewriters.names import ImportTable
+from carve.rewriters.naming import FACTORY_NAME, UNBOUND_IMPORT, UNBOUND_VAR, Namer
 from carve.rewriters.outline import OutlinedFunction, outline_function
 
 COMPILE_DECORATORS = frozenset({"carve.compile", "torch.compile", "torch.compiler.compile"})
@@ -105,9 +111,14 @@ def rewrite_source(
     # Messages in the emitted comments name the file by its base name: the output must not
     # depend on the directory the file was read from.
     context = ModuleContext(module, os.path.basename(filename))
-    transformer = _ModuleRewriter(context, found)
+    namer = Namer.for_nodes(module)
+    namer.reserve(FACTORY_NAME)
+    transformer = _ModuleRewriter(context, found, namer)
     new_module = module.visit(transformer)
     new_module = _ensure_import_carve(new_module, context)
+    if any(f.outlined.uses_unbound for f in transformer.rewritten):
+        new_module = _insert_after_imports(
+            new_module, cst.parse_statement(UNBOUND_IMPORT.format(name=transformer.unbound_var) + "\n"))
     return RewriteResult(new_module.code, transformer.rewritten)
 
 
@@ -207,9 +218,11 @@ class _ModuleRewriter(cst.CSTTransformer):
     that holds that class, so they still close over that function's names.
     """
 
-    def __init__(self, context: ModuleContext, targets: dict[int, _Target]) -> None:
+    def __init__(self, context: ModuleContext, targets: dict[int, _Target], namer: Namer) -> None:
         self.context = context
         self.targets = targets
+        self.namer = namer
+        self.unbound_var = namer.new(UNBOUND_VAR)
         self.rewritten: list[RewrittenFunction] = []
         self.scopes: list[str] = []  # "class" / "function", innermost last
         self.hoisted: list[list[cst.BaseStatement]] = []  # one list per enclosing class
@@ -249,11 +262,12 @@ class _ModuleRewriter(cst.CSTTransformer):
         return cst.FlattenSentinel(placed)
 
     def _rewrite(self, func: cst.FunctionDef, target: _Target):
-        regions_var = f"_carve_{target.region_prefix}"
         analysis = analyze_function(func, self.context)
         outlined = outline_function(
-            func, analysis, self.context, regions_var=regions_var, region_prefix=target.region_prefix
+            func, analysis, self.context, regions_var=f"_carve_{target.region_prefix}",
+            region_prefix=target.region_prefix, namer=self.namer, unbound_var=self.unbound_var,
         )
+        regions_var = outlined.regions_var
         self.rewritten.append(RewrittenFunction(target.qualname, self.context.line_of(func), outlined))
         arguments = "".join(", " + a for a in self._compile_arguments(func))
         regionset = parse_template_statement(
@@ -367,15 +381,20 @@ def _ensure_import_carve(module: cst.Module, context: ModuleContext) -> cst.Modu
     """`import carve` after the leading imports, unless the module has it already."""
     if context.imports.aliases.get("carve") == "carve":
         return module
+    return _insert_after_imports(module, cst.parse_statement("import carve"))
+
+
+def _insert_after_imports(module: cst.Module, statement: cst.BaseStatement) -> cst.Module:
+    """`statement` after the module's leading docstring and import lines."""
     body = list(module.body)
     position = 0
-    for index, statement in enumerate(body):
-        if isinstance(statement, cst.SimpleStatementLine) and all(
+    for index, existing in enumerate(body):
+        if isinstance(existing, cst.SimpleStatementLine) and all(
             isinstance(s, (cst.Import, cst.ImportFrom)) or (isinstance(s, cst.Expr) and isinstance(s.value, cst.SimpleString))
-            for s in statement.body
+            for s in existing.body
         ):
             position = index + 1
         else:
             break
-    body.insert(position, cst.parse_statement("import carve"))
+    body.insert(position, statement)
     return module.with_changes(body=body)

@@ -8,14 +8,14 @@ _carve_stats = carve.RegionSet("stats", backend="eager")
 
 # carve: graph region, lines 8-8, compiled to an FX graph
 @_carve_stats.graph(8, 8)
-def _stats_graph_region_0_lines_8_8(x):
+def _stats_graph_region_0(x):
     mean = x.mean()
     return mean
 
 
 # carve: graph region, lines 10-11, compiled to an FX graph
 @_carve_stats.graph(10, 11)
-def _stats_graph_region_1_lines_10_11(x, mean):
+def _stats_graph_region_1(x, mean):
     count = int(x.numel())
     _carve_t0 = (x - mean).abs().max()
     return count, _carve_t0
@@ -23,18 +23,18 @@ def _stats_graph_region_1_lines_10_11(x, mean):
 
 # carve: graph region, lines 12-12, compiled to an FX graph
 @_carve_stats.graph(12, 12)
-def _stats_graph_region_2_lines_12_12(x, spread, mean_value, count):
+def _stats_graph_region_2(x, spread, mean_value, count):
     return x / (spread + 1.0), mean_value * count
 
 
 @_carve_stats.entry
 def stats(x):
-    mean = _stats_graph_region_0_lines_8_8(x)
+    mean = _stats_graph_region_0(x)
     # carve: eager, CRV004 tensor converted to a Python value: .item() converts a tensor to Python data
     _carve_stats.graph_break(9, "CRV004")
     mean_value = mean.item()
-    count, _carve_t0 = _stats_graph_region_1_lines_10_11(x, mean)
+    count, _carve_t0 = _stats_graph_region_1(x, mean)
     # carve: eager, CRV004 tensor converted to a Python value: float() of a tensor converts it to a Python value
     _carve_stats.graph_break(11, "CRV004")
     spread = float(_carve_t0)
-    return _stats_graph_region_2_lines_12_12(x, spread, mean_value, count)
+    return _stats_graph_region_2(x, spread, mean_value, count)

@@ -8,7 +8,7 @@ _carve_accumulate_until = carve.RegionSet("accumulate_until", backend="eager")
 
 # carve: graph region, lines 8-9, compiled to an FX graph
 @_carve_accumulate_until.graph(8, 9)
-def _accumulate_until_graph_region_0_lines_8_9(x):
+def _accumulate_until_graph_region_0(x):
     total = torch.zeros_like(x)
     steps = 0
     return total, steps
@@ -16,7 +16,7 @@ def _accumulate_until_graph_region_0_lines_8_9(x):
 
 # carve: graph region, lines 11-13, compiled to an FX graph
 @_carve_accumulate_until.graph(11, 13)
-def _accumulate_until_graph_region_1_lines_11_13(total, x, step, limit):
+def _accumulate_until_graph_region_1(total, x, step, limit):
     total = total + x * step
     steps = step
     _carve_t0 = total.sum() > limit
@@ -25,17 +25,17 @@ def _accumulate_until_graph_region_1_lines_11_13(total, x, step, limit):
 
 # carve: graph region, lines 15-15, compiled to an FX graph
 @_carve_accumulate_until.graph(15, 15)
-def _accumulate_until_graph_region_2_lines_15_15(total, steps):
+def _accumulate_until_graph_region_2(total, steps):
     return total * 2, steps
 
 
 @_carve_accumulate_until.entry
 def accumulate_until(x, limit):
-    total, steps = _accumulate_until_graph_region_0_lines_8_9(x)
+    total, steps = _accumulate_until_graph_region_0(x)
     for step in range(1, 10):
-        total, steps, _carve_t0 = _accumulate_until_graph_region_1_lines_11_13(total, x, step, limit)
+        total, steps, _carve_t0 = _accumulate_until_graph_region_1(total, x, step, limit)
         # carve: eager, CRV005 control flow on a tensor's value: `if` condition depends on a tensor's value
         _carve_accumulate_until.graph_break(13, "CRV005")
         if _carve_t0:  # data-dependent: decided by tensor values
             break
-    return _accumulate_until_graph_region_2_lines_15_15(total, steps)
+    return _accumulate_until_graph_region_2(total, steps)

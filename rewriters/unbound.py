@@ -1,0 +1,50 @@
+"""The value that stands for "not bound" where a name crosses a region boundary.
+
+A name the function binds on some paths only (an `if` without `else`, a loop
+that runs zero times, an `except ... as e`, a `match` capture) may be unbound
+when a region is called or returns. Python has no value for "unbound", so
+the generated code carries `UNBOUND` across the call and turns it back into
+an unbound local on the other side (AutoGraph's `Undefined`):
+
+    def f(x, flag):                         def _f_graph_region_0(flag, x, y):
+        if flag:                                if flag:
+            y = x * 2                               y = x * 2
+        print(x.sum())                          _carve_t0 = x.sum()
+        if flag:                                return y, _carve_t0
+            return y + 1       ->
+        return x                            def _f_graph_region_1(y):
+                                                if y is _carve_unbound: del y
+                                                return y + 1
+
+                                            def f(x, flag):
+                                                y, _carve_t0 = _f_graph_region_0(flag, x, _carve_unbound)
+                                                if y is _carve_unbound: del y
+                                                print(_carve_t0)
+                                                if flag:
+                                                    return _f_graph_region_1(locals().get("y", _carve_unbound))
+                                                return x
+
+so the function binds what eager binds, and a read of a name eager would
+not have bound raises eager's `UnboundLocalError`, at the user's line.
+
+A module-level singleton of a plain class: torch._dynamo, which captures
+region functions, passes it through as a constant (guarded by identity).
+Nothing here imports torch; generated code imports `UNBOUND` from here.
+"""
+
+from __future__ import annotations
+
+
+class Unbound:
+    """The type of `UNBOUND`; there is one instance."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "carve.rewriters.unbound.UNBOUND"
+
+    def __reduce__(self):
+        return "UNBOUND"
+
+
+UNBOUND = Unbound()
