@@ -70,9 +70,15 @@ class RegionSet:
 
         return make_region
 
-    def _region_broke(self, event: BreakEvent) -> None:
+    def _region_broke(self, event: BreakEvent) -> str:
+        """What a region whose trace met a break does next: "dynamo" when the break is a statement
+        the partition kept in the region on purpose (a branch the guards usually skip), so
+        Dynamo captures the region and splits it there; else "rebuild" (re-split at that line)."""
+        if event.lineno in self.findings and len(event.user_stack) <= 1:
+            return "dynamo"
         if self.on_break is not None:
             self.on_break(event)
+        return "rebuild"
 
     # -- eager statements --------------------------------------------------------------------
     def graph_break(self, line: int, code: str) -> None:

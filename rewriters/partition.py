@@ -136,7 +136,7 @@ def _graph_statement(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_de
         return all(_graph_small(small, loop_depth, nested) for small in statement.body)
     if isinstance(statement, cst.If):
         return all(
-            _graph_statement(s, analysis, loop_depth, nested=True)
+            _graph_statement(s, analysis, loop_depth, nested=True) or _break_in_branch(s, analysis, loop_depth)
             for child in child_blocks(statement) for s in _statements(child)
         )
     if isinstance(statement, cst.For) and statement.orelse is None and _name_target(statement.target) and (
@@ -147,6 +147,29 @@ def _graph_statement(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_de
         # changes, so the block is part of the graph.
         return all(_graph_statement(s, analysis, loop_depth, nested=True) for s in _statements(statement.body))
     return False
+
+
+def _break_in_branch(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_depth: int) -> bool:
+    """A breaking statement in a branch of a Python-valued `if` (`if verbose: print(...)`,
+    `if labels is not None: loss = ...item()`), outside any loop of the region: the region keeps
+    it. When the branch is not taken (the guards pin the test's value), the graph is whole;
+    when it is, the capture breaks there and resumes after it, as torch.compile does."""
+    if loop_depth or not is_simple(statement):
+        return False
+    findings = analysis.findings_of(statement)
+    if not findings or not all(f.code in BRANCH_RESUMABLE_RULES for f in findings):
+        return False
+    if any(isinstance(small, (cst.Return, cst.Break, cst.Continue, cst.Global, cst.Nonlocal, cst.Raise))
+           for small in statement.body):
+        return False
+    # Dynamo 2.13 resumes wrongly inside an f-string after a break in it (`f"{loss.item():.4f}"`
+    # with a symbolic int beside it rebuilds the string from the wrong stack): keep those Python.
+    return not _contains(statement, cst.FormattedString)
+
+
+# Breaks a capture resumes after (Dynamo splits the graph there and carries on).
+BRANCH_RESUMABLE_RULES = frozenset({"CRV001", "CRV003", "CRV004", "CRV013", "CRV014", "CRV015", "CRV016", "CRV019",
+                                    "CRV021"})
 
 
 def _container_loop(statement: cst.For) -> bool:
@@ -233,6 +256,23 @@ class _LambdaFinder(cst.CSTVisitor):
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         self.found = True
         return False
+
+
+class _TypeFinder(cst.CSTVisitor):
+    def __init__(self, kind: type) -> None:
+        self.kind = kind
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, self.kind):
+            self.found = True
+        return not self.found
+
+
+def _contains(node: cst.CSTNode, kind: type) -> bool:
+    finder = _TypeFinder(kind)
+    node.visit(finder)
+    return finder.found
 
 
 def _contains_lambda(node: cst.CSTNode) -> bool:

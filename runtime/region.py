@@ -97,6 +97,7 @@ class GraphRegion:
         # Which sizes were made symbolic and why (carve.explain, CARVE_LOGS=dynamic).
         self.dynamic_reason: Optional[str] = None
         self._traced_shapes: tuple = ()
+        self._force_dynamo = False
         self.__name__ = getattr(fn, "__name__", name)
         self.__qualname__ = getattr(fn, "__qualname__", name)
         self.__wrapped__ = fn
@@ -166,6 +167,8 @@ class GraphRegion:
     def _miss(self, args: tuple) -> Any:
         if compat.is_dynamo_compiling():
             return self.fn(*args)
+        if self._force_dynamo:
+            return self._to_dynamo(args, "a statement in the region breaks the graph")
         if not is_closed(self.fn, args):
             return self._to_dynamo(args)
         dynamic = self.options.dynamic
@@ -224,10 +227,12 @@ class GraphRegion:
     def _on_break(self, event: BreakEvent) -> None:
         self.break_events.append(event)
         log.log_graph_break(event)
+        if self.on_break is not None and self.on_break(event) == "dynamo":
+            # Dynamo captures the region from the next call and splits it at the break itself.
+            self._force_dynamo = True
+            return
         self.eager = True
         self.eager_reason = f"graph break {event.code} at {event.filename}:{event.lineno}"
-        if self.on_break is not None:
-            self.on_break(event)
 
     def _add_entry(self, trace: TraceResult, args: tuple, stop_on_break: bool) -> None:
         guards = GuardSet.build(trace, args, self.fn)
