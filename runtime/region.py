@@ -176,6 +176,14 @@ class GraphRegion:
             self.dynamic_reason = "dynamic=True" if dynamic is True else "torch._dynamo.mark_dynamic on an input"
             return self._to_dynamo(args, "symbolic shapes asked for")
         if dynamic is None and self.entries:
+            counters = _changed_numbers(self._traced_shapes, args)
+            if counters:
+                # A loop counter or step number: guarding it by value would recompile on every
+                # call; Dynamo makes it a symbolic int after it changes once.
+                self.dynamic_reason = "number changed: " + ", ".join(f"argument {i}" for i in counters)
+                log.dynamic_log.info("region %s (%s:%d): %s; captured by Dynamo with symbolic ints", self.name,
+                                     self.filename, self.first_line, self.dynamic_reason)
+                return self._to_dynamo(args, "a number argument changes between calls")
             changed = _changed_dims(self._traced_shapes, args)
             if changed:
                 # Automatic dynamic shapes, as torch.compile: a size changed, so the dimension
@@ -259,7 +267,8 @@ class GraphRegion:
                              self.first_line, eager_reason)
                 compiled = None
             elapsed = time.perf_counter() - start
-        self._traced_shapes = tuple(tuple(a.shape) if isinstance(a, torch.Tensor) else None for a in args)
+        self._traced_shapes = tuple(tuple(a.shape) if isinstance(a, torch.Tensor) else
+                                    (a,) if type(a) is int else None for a in args)
         run = self._make_run(guards, trace, compiled)
         entry = CacheEntry(guards, run, compiled, gm, trace.op_count, elapsed, eager_reason)
         self.entries.insert(0, entry)
@@ -291,6 +300,12 @@ class GraphRegion:
         # guards.var() may have added fetch lines for inputs: render after computing `inputs`.
         source = guards.render("run", fail, tail)
         return guards.compile(source, "run", extra)
+
+
+def _changed_numbers(traced: tuple, args: tuple) -> List[int]:
+    """Indices of int arguments whose value differs from the traced call's."""
+    return [index for index, (seen, arg) in enumerate(zip(traced, args))
+            if type(arg) is int and type(seen) is tuple and len(seen) == 1 and seen[0] != arg]
 
 
 def _changed_dims(traced: tuple, args: tuple) -> List[tuple]:

@@ -230,7 +230,7 @@ def test_pytree_args_and_outputs(make_region, backend):
 
 
 def test_recompile_limit_runs_eagerly_and_logs_once(make_region, backend, caplog):
-    r = make_region(scale, backend, recompile_limit=2)
+    r = make_region(scale, backend, recompile_limit=2, dynamic=False)
     x = torch.ones(2)
     with caplog.at_level(logging.INFO, logger="carve.recompiles"):
         for s in range(5):
@@ -242,6 +242,15 @@ def test_recompile_limit_runs_eagerly_and_logs_once(make_region, backend, caplog
     assert len(recompile_records) == 1 and "args[1] == 0 (int)" in recompile_records[0].getMessage()
     assert torch.equal(r(x, 1), scale(x, 1))  # cached entries are still used
     assert backend.calls == 1
+
+
+def test_changing_int_argument_becomes_symbolic_not_a_recompile_storm(make_region, backend):
+    r = make_region(scale, backend, recompile_limit=2)
+    x = torch.ones(2)
+    for s in range(10):  # a step counter: a new value on every call
+        assert torch.equal(r(x, s), scale(x, s))
+    # carve's static graph of the first call, then Dynamo's: specialised once, then a symbolic int.
+    assert len(backend.graphs) <= 3 and not r.limit_reached and r.path == "dynamo"
 
 
 def raises_inside(x):
