@@ -226,6 +226,9 @@ class _Outliner:
             return [self._inline(statement) for statement in run.statements]
         # Cut the run where one region would have to carry UNBOUND for a name it also reads
         # where that name may be unbound (it would read UNBOUND instead of raising).
+        plan = self._plan(run.statements, state, in_loop)
+        if not plan.conflicts:
+            return self._region(run.statements, in_loop, state, plan)  # the common case: one region
         out: list[cst.BaseStatement] = []
         segment: list[cst.BaseStatement] = []
         segment_state = state
@@ -285,12 +288,18 @@ class _Outliner:
         """A statement of a graph run that no region can hold (see `_graph_run`) runs as Python."""
         if is_simple_line(statement):
             return self._eager(EagerStatement(statement, []))
-        compound = Compound(statement, [], [partition_block(child, self.analysis) for child in child_blocks(statement)])
+        catches = isinstance(statement, (cst.Try, cst.With))
+        compound = Compound(statement, [], [partition_block(child, self.analysis, catches)
+                                            for child in child_blocks(statement)])
         return self._compound(compound, in_loop, state)
 
-    def _region(self, statements: list[cst.BaseStatement], in_loop: bool, state: State) -> list[cst.BaseStatement]:
+    def _region(
+        self, statements: list[cst.BaseStatement], in_loop: bool, state: State, plan: "_Plan | None" = None
+    ) -> list[cst.BaseStatement]:
+        if not any(_has_operation(statement) for statement in statements):
+            return [self._inline(statement) for statement in statements]
         run = GraphRun(statements)
-        plan = self._plan(statements, state, in_loop)
+        plan = plan or self._plan(statements, state, in_loop)
         first = self._lines(run.statements[0])[0]
         last = self._lines(run.statements[-1])[1]
         name = self.namer.numbered(f"_{self.region_prefix}_graph_region_")
