@@ -96,10 +96,24 @@ class Bindings:
     """Definite-assignment analysis over the statements of one function."""
 
     def __init__(self, locals_: set[str], manager_name: Callable[[cst.BaseExpression], str | None] | None = None,
-                 on_read: OnRead | None = None) -> None:
+                 on_read: OnRead | None = None, facts: dict | None = None) -> None:
         self.locals = locals_
         self.manager_name = manager_name or (lambda expression: None)
         self.on_read = on_read
+        # id(node) -> (node, reads, writes, surely, maybe): analyses of one function share it.
+        self.facts = facts if facts is not None else {}
+
+    def reporting(self, on_read: OnRead | None) -> "Bindings":
+        """The same analysis, reporting maybe-unbound reads to `on_read`."""
+        return Bindings(self.locals, self.manager_name, on_read, self.facts)
+
+    def _facts(self, node: cst.CSTNode):
+        facts = self.facts.get(id(node))
+        if facts is None:
+            reads, writes = reads_and_writes(node)
+            surely, maybe = _walrus_binds(node)
+            facts = self.facts[id(node)] = (node, reads, writes, surely, maybe)
+        return facts
 
     @staticmethod
     def entry(func: cst.FunctionDef, locals_: set[str]) -> State:
@@ -164,10 +178,10 @@ class Bindings:
         if isinstance(small, (cst.Import, cst.ImportFrom)):
             names = self._local(bound_names(small))
             return state.bind(names)
-        reads, writes = reads_and_writes(small)
+        _, reads, writes, surely, maybe = self._facts(small)
+        surely = set(surely)
         for name in reads:
             self._check(name, state, small)
-        surely, maybe = _walrus_binds(small)
         if isinstance(small, (cst.Assign, cst.AugAssign)) or (isinstance(small, cst.AnnAssign) and small.value is not None):
             targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
             for target in targets:
@@ -176,10 +190,9 @@ class Bindings:
 
     def expression(self, node: cst.CSTNode, state: State) -> State:
         """Check the reads of an expression evaluated at `state`; add its walrus bindings."""
-        reads, writes = reads_and_writes(node)
+        _, reads, writes, surely, maybe = self._facts(node)
         for name in reads:
             self._check(name, state, node)
-        surely, maybe = _walrus_binds(node)
         return state.bind(self._local(surely), self._local(maybe | writes))
 
     # -- compound statements -----------------------------------------------------------------
@@ -187,8 +200,7 @@ class Bindings:
         """The state at the start of each block of `node`, in `analysis.child_blocks` order.
 
         Reads are not reported (the caller walks the blocks itself)."""
-        quiet = Bindings(self.locals, self.manager_name)
-        return quiet._entries(node, state)
+        return self.reporting(None)._entries(node, state)
 
     def _entries(self, node: cst.CSTNode, state: State) -> list[State]:
         if isinstance(node, cst.If):
@@ -334,7 +346,7 @@ class Bindings:
             end = end.join(self.block(handler.body, entry.bind(names)).unbind(names))
         if node.finalbody is not None:
             self.block(node.finalbody.body, end.join(self._interrupted(node, state)))  # reads
-            end = Bindings(self.locals, self.manager_name).block(node.finalbody.body, end)
+            end = self.reporting(None).block(node.finalbody.body, end)
         return end
 
     def _match(self, node: cst.Match, state: State) -> State:

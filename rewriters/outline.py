@@ -264,10 +264,10 @@ class _Outliner:
         # `if` that did not run), or returns where it may have left it unwritten, keeps the value
         # it had before the region: pass it in (UNBOUND when it had none).
         maybe_unbound_reads: set[str] = set()
-        reader = Bindings(self.locals, self.module.imports.resolve, lambda name, node: maybe_unbound_reads.add(name))
+        reader = self.bindings.reporting(lambda name, node: maybe_unbound_reads.add(name))
         end = reader.block(statements, state)
         outside: list[str] = []
-        own = Bindings(self.locals, self.module.imports.resolve, lambda name, node: outside.append(name))
+        own = self.bindings.reporting(lambda name, node: outside.append(name))
         surely_written = own.block(statements, State(frozenset(), frozenset()))
         params = list(inputs)
         for name in [*outside, *(n for n in outputs if not surely_written.surely_bound(n))]:
