@@ -248,6 +248,37 @@ def test_del_makes_a_name_unbound(capsys):
     assert outcomes == {"returned", "raised"}
 
 
+def unbound_error_caught_by_the_user(x, flag):
+    if flag:
+        y = x * 2
+    print("before")
+    try:
+        z = y + 1
+    except UnboundLocalError as error:
+        print("caught", error)
+        z = x
+    return z
+
+
+def test_unbound_local_error_from_a_region_is_catchable(capsys):
+    check(unbound_error_caught_by_the_user, (X, True), (X, False), (X, False), (X, True), capsys=capsys,
+          glue=("if y is _carve_unbound: del y",))
+
+
+def conditional_binding_under_no_grad(x, flag):
+    with torch.no_grad():
+        if flag:
+            y = x * 2
+        z = x + 1
+    print("no_grad")
+    return z + y
+
+
+def test_conditional_binding_inside_a_with_block_region(capsys):
+    _, outcomes = check(conditional_binding_under_no_grad, (X, True), (X, False), (X, True), capsys=capsys)
+    assert outcomes == {"returned", "raised"}
+
+
 # -- match, walrus, comprehensions -----------------------------------------------------------------
 
 @dataclass
