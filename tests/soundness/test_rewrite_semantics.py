@@ -19,7 +19,6 @@ import sys
 import traceback
 from dataclasses import dataclass
 
-import pytest
 import torch
 
 import carve
