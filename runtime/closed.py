@@ -38,6 +38,8 @@ from typing import Any, Dict, Optional, Tuple
 
 import torch
 
+from carve.rewriters.unbound import UNBOUND  # plain Python: no libcst, no torch
+
 # Builtins that call nothing of the user's on the values a closed region can hold.
 _PURE_BUILTINS = frozenset({
     "len", "range", "min", "max", "abs", "int", "float", "bool", "complex", "tuple", "slice", "isinstance",
@@ -50,6 +52,7 @@ _BUILTIN_VALUES = {name: getattr(builtins, name) for name in _PURE_BUILTINS if h
 _IMMUTABLE_TYPES = (int, float, bool, complex, str, bytes, type(None), torch.dtype, torch.device, torch.layout,
                     torch.memory_format, slice, type(Ellipsis))
 _PLAIN_TENSORS = (torch.Tensor, torch.nn.Parameter)
+_UNBOUND = UNBOUND
 
 _OPEN_OPCODES = frozenset(
     name for name in ("LOAD_DEREF", "LOAD_CLOSURE", "LOAD_CLASSDEREF", "STORE_DEREF", "IMPORT_NAME", "IMPORT_FROM",
@@ -90,7 +93,9 @@ def _is_torch_module(value: Any) -> bool:
 def _closed_global(fn: types.FunctionType, name: str) -> bool:
     namespace = fn.__globals__
     if name in namespace:
-        return _is_torch_module(namespace[name])
+        value = namespace[name]
+        # carve's own "not bound" marker, which generated regions compare names against.
+        return _is_torch_module(value) or value is _UNBOUND
     value = _BUILTIN_VALUES.get(name)
     if value is None:
         return False
