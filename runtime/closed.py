@@ -112,7 +112,7 @@ def _closed_value(value: Any) -> bool:
         return True
     if kind is tuple:
         return all(_closed_value(v) for v in value)
-    return False
+    return value is _UNBOUND
 
 
 def is_closed(fn: Any, args: tuple) -> bool:
