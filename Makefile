@@ -8,13 +8,14 @@ STAMP := $(VENV)/.carve-installed
 
 venv: $(STAMP)
 
-# torch is pinned to the local 2.13.0 CPU build and installed first, so that no
-# unpinned requirement can pull the multi-GB CUDA wheels.
-$(STAMP): pyproject.toml
+# torch is pinned to the local 2.13.0 CPU build and installed first, and every later
+# install is constrained by constraints.txt, so that no requirement (transformers, a
+# test dependency) can pull the multi-GB CUDA wheels.
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 test: $(STAMP)
