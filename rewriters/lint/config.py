@@ -23,11 +23,6 @@ from pathlib import Path
 
 from carve.rewriters.rules import RULES
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
 
 class ConfigError(Exception):
     """A bad option or configuration value (exit code 2)."""
@@ -108,6 +103,10 @@ def find_config(start_paths: list[str]) -> Path | None:
 
 
 def _lint_table(pyproject: Path, strict: bool = True) -> dict | None:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: the `tomli` dependency
+        import tomli as tomllib  # type: ignore[no-redef]
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
