@@ -22,8 +22,10 @@ from carve.regionset import RegionSet
 from carve.resolver import LiveResolver, add_module_aliases
 from carve.rewriters.analysis import FunctionAnalysis, ModuleContext, analyze_function
 from carve.rewriters.codegen import FACTORY_NAME, LineTable, factory_module
+from carve.rewriters.findings import Finding
 from carve.rewriters.methods import MethodBodyOutsideClass
 from carve.rewriters.outline import OutlinedFunction, outline_function
+from carve.rewriters.rules import rule
 from carve.runtime.config import CompileOptions
 from carve.runtime.errors import GraphBreakError
 from carve.source import FunctionSource, function_source
@@ -55,10 +57,11 @@ def build(fn, options: CompileOptions, args: tuple, forced_breaks: dict[int, tup
     add_module_aliases(context.imports, fn)
     resolver = LiveResolver(fn, args[0] if args else None, has_first_arg=bool(args))
     analysis = analyze_function(node, context, resolver, forced_breaks)
-    if options.fullgraph and analysis.breaks:
-        first = analysis.breaks[0]
-        raise GraphBreakError.from_parts(first.code, first.message, source.filename, first.line)
     outlined = outline_function(node, analysis, context, regions_var=REGIONS_VAR, region_prefix=fn.__name__)
+    if options.fullgraph:
+        refused = _fullgraph_refusal(analysis, outlined, node, context)
+        if refused is not None:
+            raise GraphBreakError.from_parts(refused.code, refused.message, source.filename, refused.line)
     freevars = list(fn.__code__.co_freevars)
     def_line = context.line_of(node.name)
     generated = factory_module(outlined, freevars, fn.__name__, def_line, source.filename)
@@ -78,6 +81,54 @@ def build(fn, options: CompileOptions, args: tuple, forced_breaks: dict[int, tup
     function.__defaults__ = fn.__defaults__
     function.__kwdefaults__ = fn.__kwdefaults__
     return Build(function, regions, analysis, outlined, generated.text, source, dict(forced_breaks))
+
+
+def _fullgraph_refusal(
+    analysis: FunctionAnalysis, outlined: OutlinedFunction, node: cst.FunctionDef, context: ModuleContext
+) -> Finding | None:
+    """Why `fullgraph=True` cannot give one graph, or None.
+
+    A break torch.compile would meet anywhere in the function (one in a branch a region keeps
+    still breaks when the branch is taken); else a statement carve runs eagerly although
+    torch.compile would trace it (`LOG.append(1)`, `idx = y.nonzero()`), when graph work runs
+    both before and after it. Eager statements only before or after the one graph
+    (`a = next(it)` ahead of the tensor work) leave it whole."""
+    for finding in analysis.findings:
+        if rule(finding.code).breaks_torch_compile:
+            return finding
+    regions = [(region.first_line, region.last_line) for region in outlined.regions]
+    loops = [context.line_range(loop) for loop in _loops(node)]
+    for eager in outlined.eager:
+        for finding in eager.findings:
+            if rule(finding.code).splits_carve_graph and _between_graphs(finding.line or eager.line, regions, loops):
+                return finding
+    return None
+
+
+def _between_graphs(line: int, regions: list[tuple[int, int]], loops: list[tuple[int, int]]) -> bool:
+    if any(last < line for _, last in regions) and any(first > line for first, _ in regions):
+        return True
+    # In a loop, a region of the same loop runs before and after it on the next iteration.
+    return any(start <= line <= end and any(start <= first <= end for first, _ in regions) for start, end in loops)
+
+
+def _loops(node: cst.FunctionDef) -> list[cst.CSTNode]:
+    class Loops(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.found: list[cst.CSTNode] = []
+
+        def visit_For(self, loop: cst.For) -> None:
+            self.found.append(loop)
+
+        def visit_While(self, loop: cst.While) -> None:
+            self.found.append(loop)
+
+        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
+            return inner is node  # a nested def's loops run when it is called, not here
+
+    loops = Loops()
+    node.visit(loops)
+    return loops.found
 
 
 def _regionset_options(options: CompileOptions) -> dict:

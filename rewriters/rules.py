@@ -4,6 +4,12 @@ Every message carve prints about a graph break (compiler errors, logs,
 `carve.explain`, `carve lint`, `carve rewrite` comments) reads its title,
 explanation and hint from here, so a rule reads the same everywhere.
 
+Three properties of a rule answer three different questions: does torch.compile
+break here (`breaks_torch_compile`), does carve run the statement eagerly between
+two graphs (`splits_carve_graph`: what `fullgraph=True` refuses), and does
+`carve lint` report it unless asked (`lint_default`). A Python side effect
+(CRV019) splits a carve graph but does not break torch.compile's.
+
 This module is plain data: it imports neither libcst nor torch, so the runtime
 and the lint reporters may read it freely.
 """
@@ -32,7 +38,13 @@ class Rule:
     strategy: Strategy
     # The compiler can outline the statement into an eager helper by itself.
     outlinable: bool = True
-    # Reported by `carve lint` by default (python side effects are not graph breaks).
+    # torch.compile 2.13 breaks the graph (or skips the frame) here.
+    breaks_torch_compile: bool = True
+    # carve runs the statement eagerly between two of its graphs, so under
+    # `fullgraph=True` it is a GraphBreakError even where torch.compile keeps one graph.
+    splits_carve_graph: bool = True
+    # Reported by `carve lint` by default (mostly the rules that break torch.compile: lint
+    # answers "where does torch.compile break?"; --extend-select adds carve's own splits).
     lint_default: bool = True
     # torch.compile skips the whole frame on this (seed 004): the costliest kind.
     skips_frame: bool = False
@@ -46,7 +58,7 @@ _RULES = [
         "carve could not read the file as Python source (a syntax error, or bytes that are not valid in the "
         "file's encoding), so nothing in it was checked. Reported by `carve lint` only.",
         "Fix the syntax error or the encoding (add a `# -*- coding: ... -*-` line), or exclude the file.",
-        Strategy.REWRITE, outlinable=False,
+        Strategy.REWRITE, outlinable=False, breaks_torch_compile=False, splits_carve_graph=False,
         bad_example="def f(x)\n    return x",
         good_example="def f(x):\n    return x",
     ),
@@ -170,7 +182,7 @@ _RULES = [
         "A NumPy function called on a tensor converts it to an array. torch.compile 2.13 traces NumPy calls "
         "(torch._dynamo.config.trace_numpy), so this is not a graph break there; carve runs the call eagerly.",
         "Use the torch equivalent (torch.sum, torch.exp, ...).",
-        Strategy.REWRITE, lint_default=False,
+        Strategy.REWRITE, breaks_torch_compile=False, lint_default=False,
         bad_example="y = np.exp(x)",
         good_example="y = torch.exp(x)",
     ),
@@ -197,7 +209,7 @@ _RULES = [
         "carve could not capture this statement in a graph (for example it reads a tensor that is not an input, "
         "or produced a value of a type a graph cannot return). It runs eagerly.",
         "Pass the tensor in as an argument, or report the construct as a carve issue.",
-        Strategy.REWRITE,
+        Strategy.REWRITE, breaks_torch_compile=False,
         bad_example="y = some_c_extension(x)",
         good_example="y = torch.library.custom_op(...)  # an opaque custom op",
     ),
@@ -215,15 +227,17 @@ _RULES = [
         "Attribute and item stores, container mutation and global/nonlocal writes must happen on every call; "
         "a cached graph replays only tensor operations, so carve runs these statements eagerly. "
         "This is not a graph break for torch.compile, which replays such effects itself.",
-        "Nothing to do; move such statements next to each other to keep graphs large.",
-        Strategy.REWRITE, lint_default=False,
+        "Nothing to do for torch.compile; for carve, move such statements next to each other to keep graphs large "
+        "(under fullgraph=True, out of the compiled function).",
+        Strategy.REWRITE, breaks_torch_compile=False, lint_default=False,
     ),
     Rule(
         "CRV020", "recompile-limit", "recompile limit reached",
         "A graph region was recompiled more times than the limit (inputs keep changing shape, dtype or constant "
         "values); it now runs eagerly.",
         "Pass changing Python numbers as tensors, or raise carve's recompile_limit.",
-        Strategy.REWRITE, lint_default=False,
+        # Found while running, not in the source: the region stops compiling, nothing splits it.
+        Strategy.REWRITE, breaks_torch_compile=False, splits_carve_graph=False, lint_default=False,
     ),
 ]
 
@@ -232,8 +246,9 @@ _RULES.append(Rule(
     "torch.compile 2.13 traces this without a graph break (`.tolist()`, `.numpy()` through trace_numpy, "
     "`nonzero`/`argwhere`/`repeat_interleave` with unbacked sizes, `warnings.warn`), but carve's graphs "
     "cannot hold it: carve runs the statement eagerly and compiles the code around it.",
-    "Nothing to do for torch.compile; for carve, keep such statements together or move them out of hot loops.",
-    Strategy.REWRITE, lint_default=False,
+    "Nothing to do for torch.compile; for carve, keep such statements together or move them out of hot loops "
+    "(under fullgraph=True, out of the compiled function).",
+    Strategy.REWRITE, breaks_torch_compile=False, lint_default=False,
     bad_example="values = x.tolist()\nidx = x.nonzero()",
     good_example="values = x  # keep tensors\nmask = x != 0",
 ))

@@ -27,8 +27,12 @@ def _flags(rule: Rule) -> str:
     flags = ["reported by default" if rule.lint_default else "not reported unless selected (--extend-select)"]
     if rule.skips_frame:
         flags.append("torch.compile skips the whole function on it (the costliest kind)")
+    elif not rule.breaks_torch_compile and rule.splits_carve_graph:
+        flags.append("not a graph break for torch.compile, but carve splits its graph here "
+                     "(an error under fullgraph=True when graph work runs on both sides)")
     flags.append("the compiler outlines it automatically" if rule.outlinable else "the compiler runs the function eagerly")
-    return "; ".join(flags).capitalize() + "."
+    text = "; ".join(flags)
+    return text[:1].upper() + text[1:] + "."
 
 
 def _indent(code: str) -> str:
@@ -45,15 +49,18 @@ def rules_markdown() -> str:
         "Every graph-break rule of carve, as the compiler, `carve.explain` and `carve lint` report it.",
         "`carve lint --explain CODE` prints the same text. Default: whether `carve lint` reports the",
         "rule without `--select`/`--extend-select`. Skips frame: torch.compile gives up on the whole",
-        "function when it meets this (seed 004), the costliest kind of break.",
+        "function when it meets this (seed 004), the costliest kind of break. Breaks torch.compile:",
+        "torch.compile 2.13 breaks its graph here. Splits carve's graph: carve runs the statement",
+        "eagerly between two graphs, so `fullgraph=True` raises `GraphBreakError` on it.",
         "",
-        "| Code | Name | Title | Default | Skips frame |",
-        "| --- | --- | --- | --- | --- |",
+        "| Code | Name | Title | Default | Skips frame | Breaks torch.compile | Splits carve's graph |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for rule in RULES.values():
         out.append(
             f"| [{rule.code}](#{rule.code.lower()}) | `{rule.name}` | {rule.title} | "
-            f"{'yes' if rule.lint_default else 'no'} | {'yes' if rule.skips_frame else ''} |"
+            f"{'yes' if rule.lint_default else 'no'} | {'yes' if rule.skips_frame else ''} | "
+            f"{'yes' if rule.breaks_torch_compile else 'no'} | {'yes' if rule.splits_carve_graph else 'no'} |"
         )
     for rule in RULES.values():
         out += ["", f"## {rule.code}", "", f"**{rule.name}**: {rule.title}", "", rule.explanation, "",

@@ -1,0 +1,187 @@
+"""`fullgraph=True` is one graph or a GraphBreakError, for every rule that splits a carve graph.
+
+Each case runs the same function under `torch.compile(fullgraph=True)` and
+`carve.compile(fullgraph=True)`. Where torch.compile breaks, carve raises too. Where
+torch.compile traces what carve runs eagerly (a Python side effect, `.nonzero()`), carve
+still raises when that statement would split its graph, and keeps one graph when the
+eager statement only precedes or follows the graph work.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch._dynamo
+
+import carve
+from carve.rewriters.rules import RULES
+
+LOG: list = []
+
+
+class GraphCounter:
+    def __init__(self) -> None:
+        self.graphs = 0
+
+    def __call__(self, gm, example_inputs):
+        self.graphs += 1
+        return gm.forward
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    torch._dynamo.reset()
+    LOG.clear()
+    yield
+    LOG.clear()
+
+
+def torch_fullgraph(fn, *args):
+    """(result, graphs) under torch.compile(fullgraph=True)."""
+    torch._dynamo.reset()
+    counter = GraphCounter()
+    result = torch.compile(fn, fullgraph=True, backend=counter)(*args)
+    return result, counter.graphs
+
+
+def carve_fullgraph(fn, *args):
+    counter = GraphCounter()
+    result = carve.compile(fn, fullgraph=True, backend=counter)(*args)
+    return result, counter.graphs
+
+
+# ---- carve splits where torch.compile does not: an error, before anything runs ----------------
+
+def nonzero_between(x):
+    y = x * 2
+    idx = y.nonzero()
+    return y.sum() + idx.sum()
+
+
+def append_between(x):
+    y = x * 2
+    LOG.append(1)
+    return y + 1
+
+
+def append_in_loop(x):
+    for i in range(4):
+        x = x * 2
+        LOG.append(i)
+    return x
+
+
+@pytest.mark.parametrize("fn, code", [(nonzero_between, "CRV021"), (append_between, "CRV019"), (append_in_loop, "CRV019")])
+def test_a_statement_carve_runs_eagerly_between_graphs_is_an_error(fn, code):
+    x = torch.tensor([1.0, 0.0, 2.0])
+    expected, torch_graphs = torch_fullgraph(fn, x)
+    assert torch_graphs == 1  # torch.compile traces it: not a torch graph break
+    LOG.clear()
+    with pytest.raises(carve.GraphBreakError) as info:
+        carve_fullgraph(fn, x)
+    assert info.value.code == code
+    assert not RULES[code].breaks_torch_compile and RULES[code].splits_carve_graph
+    assert LOG == []  # refused on the first call, before the function ran
+    # Without fullgraph the same function runs, split around the statement, as eager does.
+    assert torch.equal(carve.compile(fn, backend="eager")(x), expected)
+
+
+# ---- both break: both raise -------------------------------------------------------------------
+
+def print_between(x):
+    y = x * 2
+    print("y", y)
+    return y + 1
+
+
+def explicit_break(x):
+    y = x * 2
+    torch._dynamo.graph_break()
+    return y + 1
+
+
+@pytest.mark.parametrize("fn, code", [(print_between, "CRV003"), (explicit_break, "CRV001")])
+def test_a_torch_graph_break_is_an_error_in_both(fn, code):
+    x = torch.ones(3)
+    with pytest.raises(torch._dynamo.exc.Unsupported):
+        torch_fullgraph(fn, x)
+    with pytest.raises(carve.GraphBreakError) as info:
+        carve_fullgraph(fn, x)
+    assert info.value.code == code and RULES[code].breaks_torch_compile
+
+
+def item_between(x):
+    y = x * 2
+    z = y.sum().item()
+    return y + z
+
+
+def test_item_is_an_error_for_carve_which_splits_there():
+    x = torch.ones(3)
+    with pytest.raises(carve.GraphBreakError) as info:
+        carve_fullgraph(item_between, x)
+    assert info.value.code == "CRV004"
+
+
+# ---- one graph in both -----------------------------------------------------------------------
+
+def append_after(x):
+    y = x * 2
+    LOG.append(1)
+    return y
+
+
+def append_in_python_branch(x, flag):
+    y = x * 2
+    if flag:
+        LOG.append(1)
+    return y + 1
+
+
+def test_an_eager_statement_after_the_graph_work_leaves_one_graph():
+    x = torch.ones(3)
+    expected, torch_graphs = torch_fullgraph(append_after, x)
+    assert (torch_graphs, LOG) == (1, [1])
+    LOG.clear()
+    result, graphs = carve_fullgraph(append_after, x)
+    assert torch.equal(result, expected) and graphs == 1 and LOG == [1]
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_a_side_effect_in_a_branch_kept_in_the_graph_is_not_an_error(flag):
+    x = torch.ones(3)
+    expected, torch_graphs = torch_fullgraph(append_in_python_branch, x, flag)
+    torch_log = list(LOG)
+    LOG.clear()
+    result, graphs = carve_fullgraph(append_in_python_branch, x, flag)
+    assert torch.equal(result, expected) and graphs == torch_graphs == 1
+    assert LOG == torch_log == ([1] if flag else [])
+
+
+def next_then_add(xs):
+    a = next(xs)
+    b = next(xs)
+    return a + b
+
+
+def test_eager_statements_before_the_graph_work_leave_one_graph():
+    # torch.compile cannot call next() on an input iterator; carve runs it ahead of the graph.
+    xs = [torch.tensor(1.0), torch.tensor(2.0)]
+    with pytest.raises(torch._dynamo.exc.Unsupported):
+        torch_fullgraph(next_then_add, iter(xs))
+    result, graphs = carve_fullgraph(next_then_add, iter(xs))
+    assert torch.equal(result, torch.tensor(3.0)) and graphs == 1
+
+
+# ---- the rule properties ---------------------------------------------------------------------
+
+def test_every_rule_that_breaks_torch_compile_splits_a_carve_graph():
+    for rule in RULES.values():
+        if rule.breaks_torch_compile:
+            assert rule.splits_carve_graph, rule.code
+
+
+def test_carve_only_splits_are_not_reported_by_lint_by_default():
+    carve_only = {code for code, rule in RULES.items() if rule.splits_carve_graph and not rule.breaks_torch_compile}
+    assert {"CRV014", "CRV019", "CRV021"} <= carve_only
+    assert not any(RULES[code].lint_default for code in ("CRV014", "CRV019", "CRV021"))
