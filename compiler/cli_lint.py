@@ -4,6 +4,7 @@
     $ carve lint --all src/                        # every function that uses torch
     $ carve lint src/ --select CRV00 --ignore CRV003 --output-format sarif > carve.sarif
     $ carve lint src/ --diff                       # the mechanical fixes, as a diff
+    $ carve lint src/ --fix --unsafe-fixes         # also fixes that may change a result
     $ carve lint --explain CRV005
 
 Exit status: 0 nothing found; 1 findings (or, with --diff, changes to make);
@@ -59,6 +60,10 @@ def register(subparsers) -> None:
     fix_group = parser.add_mutually_exclusive_group()
     fix_group.add_argument("--fix", action="store_true", help="apply the mechanical fixes to the files")
     fix_group.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; exit 1 if there are any")
+    parser.add_argument("--unsafe-fixes", dest="unsafe_fixes", action="store_true", default=None,
+                        help="let --fix and --diff apply fixes that may change a result (shape, dtype, gradient)")
+    parser.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false",
+                        help="apply only safe fixes, whatever the configuration says")
     parser.add_argument("--explain", metavar="CODE", help="print the documentation of a rule and exit")
     parser.add_argument("--generate-docs", metavar="FILE", help="write the rule reference (markdown) to FILE ('-' for stdout) and exit")
     parser.add_argument("--config", metavar="PYPROJECT", help="read [tool.carve.lint] from this file (default: the nearest pyproject.toml)")
@@ -91,6 +96,8 @@ def build_config(args) -> LintConfig:
         config.exclude += [p for p in args.exclude.split(",") if p]
     if args.all_functions:
         config.all_functions = True
+    if args.unsafe_fixes is not None:
+        config.unsafe_fixes = args.unsafe_fixes
     return config
 
 
@@ -143,7 +150,7 @@ def _run(args) -> int:
     elif args.fix:
         for r in changed:
             _write_atomically(Path(r.filename), r.fixed, r.encoding)
-        fixed_ids = {id(f) for r in changed for f in r.findings if f.fix is not None}
+        fixed_ids = {id(f) for r in changed for f in r.findings if f.fix_enabled}
         remaining = [f for f in findings if id(f) not in fixed_ids]
         _report(args, remaining, out)
         if changed:

@@ -6,6 +6,7 @@
     extend-select = ["CRV019"]
     exclude = ["build/", "*_pb2.py"]
     all = false                         # lint every function that uses torch, not only compiled ones
+    unsafe-fixes = false                # let --fix apply fixes that may change a result (torch.where)
     [tool.carve.lint.per-file-ignores]
     "tests/*" = ["CRV003"]
 
@@ -66,6 +67,8 @@ class LintConfig:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     exclude: list[str] = field(default_factory=list)
     all_functions: bool = False
+    # `--fix` also applies unsafe fixes (ones that may change a shape, dtype or result).
+    unsafe_fixes: bool = False
     # Directory that per-file-ignores patterns are relative to.
     root: str = "."
 
@@ -128,15 +131,15 @@ def load_config(pyproject: Path | None) -> LintConfig:
         raise ConfigError(f"{pyproject}: no such configuration file")
     table = _lint_table(pyproject) or {}
     config.root = str(pyproject.parent)
-    known = {"select", "ignore", "extend-select", "per-file-ignores", "exclude", "all", "extend-exclude"}
+    known = {"select", "ignore", "extend-select", "per-file-ignores", "exclude", "all", "extend-exclude", "unsafe-fixes"}
     for key, value in table.items():
         normalized = key.replace("_", "-")
         if normalized not in known:
             raise ConfigError(f"{pyproject}: unknown option {key!r} in [tool.carve.lint] (known: {', '.join(sorted(known))})")
-        if normalized == "all":
+        if normalized in ("all", "unsafe-fixes"):
             if not isinstance(value, bool):
-                raise ConfigError(f"{pyproject}: `all` must be true or false")
-            config.all_functions = value
+                raise ConfigError(f"{pyproject}: `{key}` must be true or false")
+            setattr(config, "all_functions" if normalized == "all" else "unsafe_fixes", value)
         elif normalized == "per-file-ignores":
             if not isinstance(value, dict):
                 raise ConfigError(f"{pyproject}: per-file-ignores must be a table of pattern = [codes]")

@@ -43,6 +43,8 @@ class LintFinding(RuleFacts):
     end_line: int
     end_column: int
     fix: Fix | None = None
+    # `--fix` applies `fix`: it is safe, or unsafe fixes are enabled (`--unsafe-fixes`).
+    fix_enabled: bool = False
 
 
 @dataclass
@@ -137,7 +139,7 @@ class _FileLinter:
             findings = [f for f in findings if not noqa.silences(f.code, f.line)]
         result.findings = findings
         if self.want_fixes:
-            fixes = [f.fix for f in findings if f.fix is not None]
+            fixes = [f.fix for f in findings if f.fix is not None and f.fix_enabled]
             if fixes:
                 from carve.rewriters.lint.fixes import apply_fixes
 
@@ -232,6 +234,7 @@ class _FileLinter:
         self.reported[key] = LintFinding(
             finding.code, finding.message + suffix, self.filename, finding.line, finding.column + 1,
             end_line, (finding.end_column + 1) if finding.end_line else finding.column + 1, fix,
+            fix is not None and (fix.safe or self.config.unsafe_fixes),
         )
 
     def _user_callees(self, func: cst.FunctionDef, analysis: FunctionAnalysis):

@@ -13,10 +13,15 @@
 Offered only when each branch is one assignment to the same name (or one
 `return`), the two values are tensors, nothing else in the `if` has a
 finding (so evaluating both sides has no effect the original did not have)
-and there are no comments to lose. Both sides are computed, then one is
-selected element-wise: the same values, and one graph, provided both sides
-have the same shape and dtype (the usual case; torch.where would broadcast
-and promote otherwise).
+and there are no comments to lose.
+
+The fix is *unsafe* (ruff's term): applied by `--fix` only with
+`--unsafe-fixes`. Both sides are computed, then one is selected element-wise:
+the same values and one graph when both sides have the same shape and dtype
+and the condition is a single value, but torch.where broadcasts and promotes
+otherwise (`if x.sum() > 0: y = x * 2 else: y = torch.zeros(1)` gives shape
+[1] or [3] before, always [3] after), and an error or a NaN gradient in the
+branch not taken now counts. Source alone cannot prove those facts.
 """
 
 from __future__ import annotations
@@ -32,17 +37,40 @@ from carve.rewriters.checks.walk import children
 from carve.rewriters.tensors import TensorInference
 
 
+SAFE = "safe"
+UNSAFE = "unsafe"
+
+WHERE_UNSAFE_REASON = (
+    "torch.where computes both branches and broadcasts and promotes them: if they differ in shape or dtype "
+    "(or the condition is not a single value) the result changes, and an error or NaN gradient in the "
+    "branch not taken now counts"
+)
+
+
 @dataclass(frozen=True)
 class Fix:
-    """Replace lines `start_line`..`end_line` (1-based, inclusive, whole lines) by `replacement`."""
+    """Replace lines `start_line`..`end_line` (1-based, inclusive, whole lines) by `replacement`.
+
+    `applicability` is SAFE (keeps every result: `--fix` applies it) or UNSAFE (may change a
+    shape, dtype or result, for the `reason` given: applied only with `--unsafe-fixes`)."""
 
     message: str
     start_line: int
     end_line: int
     replacement: str
+    applicability: str = SAFE
+    reason: str = ""
+
+    @property
+    def safe(self) -> bool:
+        return self.applicability == SAFE
 
     def as_dict(self) -> dict:
-        return {"message": self.message, "start_line": self.start_line, "end_line": self.end_line, "replacement": self.replacement}
+        data = {"message": self.message, "start_line": self.start_line, "end_line": self.end_line,
+                "replacement": self.replacement, "applicability": self.applicability}
+        if self.reason:
+            data["reason"] = self.reason
+        return data
 
 
 def where_fixes(analysis: FunctionAnalysis, context, tensors: TensorInference, source_lines: list[str]) -> dict[int, Fix]:
@@ -65,7 +93,8 @@ def where_fixes(analysis: FunctionAnalysis, context, tensors: TensorInference, s
         line_text = source_lines[first - 1] if first - 1 < len(source_lines) else ""
         indent = line_text[: len(line_text) - len(line_text.lstrip(" \t"))]
         code = cst.Module(body=[new_statement]).code.strip("\r\n")
-        fixes[first] = Fix("select with torch.where instead of branching", first, last, indent + code + "\n")
+        fixes[first] = Fix("select with torch.where instead of branching", first, last, indent + code + "\n",
+                           UNSAFE, WHERE_UNSAFE_REASON)
     return fixes
 
 

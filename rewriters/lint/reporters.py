@@ -33,11 +33,14 @@ def render(findings: list[LintFinding], output_format: str, version: str = "") -
 
 
 def text_report(findings: list[LintFinding]) -> str:
+    """`[*]` marks a finding `--fix` would fix; an unsafe fix is shown with why it is unsafe."""
     lines = []
     for f in findings:
-        fixable = " [*]" if f.fix is not None else ""
+        fixable = " [*]" if f.fix_enabled else ""
         lines.append(f"{f.filename}:{f.line}:{f.column}: {f.code}{fixable} [{f.title}] {f.message}")
         lines.append(f"  hint: {f.hint}")
+        if f.fix is not None and not f.fix.safe:
+            lines.append(f"  unsafe fix: {f.fix.message} ({f.fix.reason})")
     return "".join(line + "\n" for line in lines)
 
 
@@ -46,16 +49,19 @@ def summary(findings: list[LintFinding]) -> str:
         return "All checks passed!\n"
     plural = "" if len(findings) == 1 else "s"
     text = f"Found {len(findings)} graph-break finding{plural}.\n"
-    fixable = sum(1 for f in findings if f.fix is not None)
+    fixable = sum(1 for f in findings if f.fix_enabled)
+    hidden = sum(1 for f in findings if f.fix is not None and not f.fix_enabled)
     if fixable:
         text += f"[*] {fixable} fixable with `carve lint --fix`.\n"
+    if hidden:
+        text += f"{hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the `--unsafe-fixes` option.\n"
     return text
 
 
 def statistics(findings: list[LintFinding]) -> str:
     """One line per code, most frequent first: count, code, fixable marker, title."""
     counts = Counter(f.code for f in findings)
-    fixable = {f.code for f in findings if f.fix is not None}
+    fixable = {f.code for f in findings if f.fix_enabled}
     width = max((len(str(n)) for n in counts.values()), default=1)
     return "".join(
         f"{count:>{width}}\t{code}\t{'[*]' if code in fixable else '   '}\t{RULES[code].title}\n"

@@ -123,7 +123,9 @@ def test_sarif_output_structure(write):
 def test_statistics(write):
     path = write("branching.py", BRANCHING)
     result = run_cli(path, "--statistics")
-    assert result.stdout.split() [:3] == ["2", "CRV005", "[*]"]
+    assert result.stdout.split()[:3] == ["2", "CRV005", "control"]  # unsafe fixes: no [*]
+    result = run_cli(path, "--statistics", "--unsafe-fixes")
+    assert result.stdout.split()[:3] == ["2", "CRV005", "[*]"]
 
 
 def test_explain_and_generated_docs_match_the_committed_reference():
@@ -147,11 +149,11 @@ def test_fix_rewrites_if_into_torch_where_with_the_same_values(write):
 
     path = write("branching.py", BRANCHING)
     original = path.read_text()
-    diff = run_cli(path, "--diff")
+    diff = run_cli(path, "--diff", "--unsafe-fixes")
     assert diff.returncode == 1
     assert "+    y = torch.where(x.sum() > 0, x * 2 + scale, -x)" in diff.stdout
     assert path.read_text() == original  # --diff never writes
-    fixed = run_cli(path, "--fix")
+    fixed = run_cli(path, "--fix", "--unsafe-fixes")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "Fixed 2 findings in 1 file." in fixed.stdout
     text = path.read_text()
@@ -161,7 +163,7 @@ def test_fix_rewrites_if_into_torch_where_with_the_same_values(write):
         for name in ("pick", "choose"):
             assert torch.equal(before[name](x), after[name](x))
     assert run_cli(path).returncode == 0  # nothing left to report
-    assert run_cli(path, "--diff").returncode == 0
+    assert run_cli(path, "--diff", "--unsafe-fixes").returncode == 0
 
 
 def test_fix_is_not_offered_when_branches_differ_in_shape_or_have_side_effects(write):
@@ -183,7 +185,7 @@ def test_fix_is_not_offered_when_branches_differ_in_shape_or_have_side_effects(w
                 z = x * 0
             return y, z
     """)
-    result = run_cli(path, "--diff")
+    result = run_cli(path, "--diff", "--unsafe-fixes")
     assert result.returncode == 0 and result.stdout == ""
 
 
