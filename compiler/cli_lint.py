@@ -1,7 +1,7 @@
 """`carve lint`: find graph-break-prone code from source alone, in CI or a pre-commit hook.
 
     $ carve lint src/                              # compiled functions and what they call
-    $ carve lint --all src/                        # every function that uses torch
+    $ carve lint --all src/                        # every function that does tensor work
     $ carve lint src/ --select CRV00 --ignore CRV003 --output-format sarif > carve.sarif
     $ carve lint src/ --diff                       # the mechanical fixes, as a diff
     $ carve lint src/ --fix --unsafe-fixes         # also fixes that may change a result
@@ -53,7 +53,7 @@ def register(subparsers) -> None:
     parser.add_argument("--ignore", metavar="CODES", help="code prefixes not to report")
     parser.add_argument("--exclude", metavar="PATTERNS", help="comma-separated path patterns to skip (added to the config's)")
     parser.add_argument("--all", dest="all_functions", action="store_true", default=None,
-                        help="lint every function that uses torch, not only compiled ones")
+                        help="lint every function that does tensor work (names torch, or computes on tensors), not only compiled ones")
     parser.add_argument("--output-format", choices=("text", "json", "github", "sarif"), default="text")
     parser.add_argument("--statistics", action="store_true", help="print the number of findings per code instead of each finding")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")

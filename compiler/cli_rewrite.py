@@ -57,7 +57,7 @@ def register(subparsers) -> None:
         help="write the carve-compiled form of Python files as readable source",
         description=(
             "Rewrite functions decorated with carve.compile / torch.compile (or, with --all-functions, "
-            "every function that uses torch) into the outlined form @carve.compile runs: compiled graph "
+            "every function that does tensor work) into the outlined form @carve.compile runs: compiled graph "
             "regions plus plain-Python eager statements. Everything else in the file is kept byte for byte."
         ),
         epilog=(
@@ -78,7 +78,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--all-functions", action="store_true",
-        help="rewrite every function that uses torch, not only the compile-decorated ones",
+        help="rewrite every function that does tensor work (names torch, or computes on tensors), not only the compile-decorated ones",
     )
     parser.add_argument(
         "--exclude", action="append", default=[], metavar="PATTERN",

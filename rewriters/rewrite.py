@@ -21,7 +21,8 @@
 Functions compiled with `carve.compile` or `torch.compile` (any import
 spelling: `@carve.compile`, `@torch.compile(...)`, `@compile` after
 `from torch import compile`, `@cc` after `from carve import compile as cc`)
-are rewritten; with `all_functions`, every function that uses torch; `select`
+are rewritten; with `all_functions`, every function that does tensor work
+(`carve.rewriters.tensor_functions`); `select`
 narrows either set to the named functions (`f`, `Model.forward`). The
 analysis and outlining are the decorator's own (`carve.rewriters.outline`).
 
@@ -55,6 +56,7 @@ from carve.rewriters.methods import MethodBodyOutsideClass
 from carve.rewriters.names import ImportTable
 from carve.rewriters.naming import FACTORY_NAME, UNBOUND_IMPORT, UNBOUND_VAR, Namer
 from carve.rewriters.outline import OutlinedFunction, outline_function
+from carve.rewriters.tensor_functions import TensorFunctions
 
 COMPILE_DECORATORS = frozenset({"carve.compile", "torch.compile", "torch.compiler.compile"})
 # Keywords of carve.compile / torch.compile that carve.RegionSet takes as they are.
@@ -97,7 +99,7 @@ def rewrite_source(
     except cst.ParserSyntaxError as error:
         raise _syntax_error(text, error) from None
     imports = ImportTable.from_module(module)
-    targets = _TargetFinder(imports, all_functions, select)
+    targets = _TargetFinder(imports, TensorFunctions(module, imports) if all_functions else None, select)
     module.visit(targets)
     if not targets.found:
         return RewriteResult(text)
@@ -134,9 +136,10 @@ class _Target:
 class _TargetFinder(cst.CSTVisitor):
     """Finds the functions to rewrite, outermost first; nothing inside one of them is a target."""
 
-    def __init__(self, imports: ImportTable, all_functions: bool, select: set[str] | None) -> None:
+    def __init__(self, imports: ImportTable, tensor_functions: TensorFunctions | None, select: set[str] | None) -> None:
         self.imports = imports
-        self.all_functions = all_functions
+        # With all_functions: every function that does tensor work is a target.
+        self.tensor_functions = tensor_functions
         self.select = select
         self.found: dict[int, _Target] = {}          # id(FunctionDef) -> target
         self.methods: dict[int, tuple[str, str | None]] = {}  # id(FunctionDef) -> (class, first parameter)
@@ -176,7 +179,7 @@ class _TargetFinder(cst.CSTVisitor):
             return False
         if any(decorator_name(d, self.imports) in COMPILE_DECORATORS for d in func.decorators):
             return True
-        return self.all_functions and _uses_torch(func, self.imports)
+        return self.tensor_functions is not None and func in self.tensor_functions
 
 
 def _first_parameter(func: cst.FunctionDef) -> str | None:
@@ -358,23 +361,6 @@ def _is_generated(decorator: cst.Decorator) -> bool:
         and isinstance(expression.value, cst.Name)
         and expression.value.value.startswith("_carve_")
     )
-
-
-class _TorchUse(cst.CSTVisitor):
-    def __init__(self, imports: ImportTable) -> None:
-        self.imports = imports
-        self.found = False
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if not self.found:
-            qualified = self.imports.qualify(node.value) or ""
-            self.found = qualified == "torch" or qualified.startswith("torch.")
-
-
-def _uses_torch(func: cst.FunctionDef, imports: ImportTable) -> bool:
-    visitor = _TorchUse(imports)
-    func.body.visit(visitor)
-    return visitor.found
 
 
 def _ensure_import_carve(module: cst.Module, context: ModuleContext) -> cst.Module:

@@ -5,7 +5,7 @@
     ignore = ["CRV019"]
     extend-select = ["CRV019"]
     exclude = ["build/", "*_pb2.py"]
-    all = false                         # lint every function that uses torch, not only compiled ones
+    all = false                         # lint every function that does tensor work, not only compiled ones
     unsafe-fixes = false                # let --fix apply fixes that may change a result (torch.where)
     [tool.carve.lint.per-file-ignores]
     "tests/*" = ["CRV003"]

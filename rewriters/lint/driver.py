@@ -27,7 +27,8 @@ from carve.rewriters.lint.config import LintConfig
 from carve.rewriters.lint.fixes import Fix, source_lines, where_fixes
 from carve.rewriters.lint.noqa import read_noqa
 from carve.rewriters.lint.positions import LintModuleContext
-from carve.rewriters.lint.scope import ModuleIndex, compiled_functions, is_opaque, uses_torch
+from carve.rewriters.lint.scope import ModuleIndex, compiled_functions, is_opaque
+from carve.rewriters.tensor_functions import TensorFunctions
 from carve.rewriters.tensors import TensorInference
 
 
@@ -192,8 +193,9 @@ class _FileLinter:
                 if not is_opaque(callee, imports):
                     queue.append((callee, root))
         if self.config.all_functions:
+            tensor_functions = TensorFunctions(module, imports)
             for qualname, func in index.functions.items():
-                if id(func) not in analysed and not is_opaque(func, imports) and uses_torch(func, imports):
+                if id(func) not in analysed and not is_opaque(func, imports) and func in tensor_functions:
                     analysed.add(id(func))
                     self._lint_function(func, False, reached_from)
         return sorted(self.reported.values(), key=lambda f: (f.line, f.column, f.code))

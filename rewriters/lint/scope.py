@@ -18,8 +18,8 @@
         def forward(self, x): ...       # compiled: `torch.compile(Net())`, `torch.compile(net)`
                                         # with `net = Net()`, or `net.compile()`
 
-With `all_functions`, every function whose body names something from torch
-is a target too. Functions marked disable / nonstrict_trace are never
+With `all_functions`, every function that does tensor work
+(`carve.rewriters.tensor_functions`) is a target too. Functions marked disable / nonstrict_trace are never
 entered: they run eagerly or are traced as opaque calls.
 """
 
@@ -120,30 +120,6 @@ def compiled_functions(module: cst.Module, index: ModuleIndex, imports: ImportTa
         for func in finder.targets(module):
             found.setdefault(id(func), func)
     return list(found.values())
-
-
-def uses_torch(func: cst.FunctionDef, imports: ImportTable) -> bool:
-    finder = _TorchUse(imports)
-    walk(func, finder)
-    return finder.found
-
-
-class _TorchUse(cst.CSTVisitor):
-    def __init__(self, imports: ImportTable) -> None:
-        self.torch_names = {alias for alias, full in imports.aliases.items() if full == "torch" or full.startswith("torch.")}
-        self.found = False
-
-    def visit_Name(self, node: cst.Name) -> bool:
-        if node.value in self.torch_names:
-            self.found = True
-        return False
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        # `.attr` of an attribute is never a free name; only walk the receiver.
-        if self.found:
-            return False
-        walk(node.value, self)
-        return False
 
 
 class _CompileCalls(cst.CSTVisitor):
