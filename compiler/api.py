@@ -1,4 +1,4 @@
-"""`carve.compile`: the decorator, for functions, methods, lambdas and modules.
+"""`carve.compile`: the decorator, for every callable torch.compile accepts.
 
     @carve.compile                          # inductor, graph breaks allowed
     def f(x): ...
@@ -6,8 +6,13 @@
     @carve.compile(backend="eager", fullgraph=True)
     def g(x): ...
 
-    model = carve.compile(MyModule())       # compiles forward; parameters, state_dict,
-                                            # train()/eval() are the module's own
+    model = carve.compile(MyModule())       # an nn.Module of MyModule's class with a compiled
+                                            # forward; parameters, state_dict, hooks, train()
+                                            # are the module's own
+    step = carve.compile(torch.no_grad()(f))   # the decorator's wrapper runs as written and
+                                               # f's body is compiled
+    gelu = carve.compile(F.gelu)            # no source: one graph of the whole call (Dynamo)
+    p = carve.compile(functools.partial(f, scale=2))   # the partial's arguments are kept
 
 Nothing is parsed until the first call. A function whose source carve cannot
 read or handle runs eagerly, and carve says why once (fullgraph: an error).
@@ -35,7 +40,7 @@ MAX_REBUILDS = 16
 
 def compile(fn=None, *, fullgraph: bool = False, backend="inductor", dynamic=None, options=None,
             mode=None, recompile_limit: int = 8, disable: bool = False):
-    """Compile `fn` (a function, method, lambda or nn.Module) with carve; see the module docstring."""
+    """Compile `fn` (any callable torch.compile accepts) with carve; see the module docstring."""
     compile_options = options_from(backend, fullgraph, dynamic, options, mode, recompile_limit)
     if not isinstance(disable, bool):
         raise TypeError(f"carve.compile: disable must be a bool, got {disable!r}")
@@ -51,28 +56,118 @@ def compile(fn=None, *, fullgraph: bool = False, backend="inductor", dynamic=Non
 
 
 def _wrap(target, options: CompileOptions):
-    if isinstance(target, (CompiledFunction, CompiledModule)):
+    """What `carve.compile(target)` returns, for each kind of callable torch.compile accepts."""
+    if isinstance(target, (CompiledFunction, CompiledModule, WholeCall)) or compiled_function_of(target):
         return target
     if _is_module(target):
-        return CompiledModule(target, options)
+        return compile_module(target, options)
     if isinstance(target, types.MethodType):
-        return types.MethodType(CompiledFunction(target.__func__, options), target.__self__)
+        return types.MethodType(_wrap(target.__func__, options), target.__self__)
     if isinstance(target, (staticmethod, classmethod)):
-        return type(target)(CompiledFunction(target.__func__, options))
-    if not isinstance(target, types.FunctionType):
-        if callable(target):
-            raise TypeError(
-                f"carve.compile expects a Python function, method, lambda or nn.Module; "
-                f"got {type(target).__name__} (builtins and C functions have no source to compile)"
-            )
+        return type(target)(_wrap(target.__func__, options))
+    if isinstance(target, functools.partial):
+        # The partial's own arguments and keywords are kept; the function it calls is compiled.
+        return functools.partial(_wrap(target.func, options), *target.args, **target.keywords)
+    if isinstance(target, types.FunctionType):
+        return _wrap_function(target, options)
+    if not callable(target):
         raise TypeError(f"carve.compile expects a callable, got {type(target).__name__}")
-    return CompiledFunction(target, options)
+    call = getattr(type(target), "__call__", None)
+    if isinstance(call, types.FunctionType) and not _is_torch_code(call):
+        # An object with its own __call__: that method is what compiles, bound to the object.
+        return types.MethodType(_wrap_function(call, options), target)
+    # Builtins and C functions (torch.sin, F.gelu) have no source: one graph of the whole call.
+    return WholeCall(target, options)
 
 
-def _dynamo_compiling() -> bool:
-    from carve.runtime.compat import is_dynamo_compiling
+def _wrap_function(fn: types.FunctionType, options: CompileOptions):
+    """A Python function: its own source is compiled; a decorator's wrapper is kept around it."""
+    inner = getattr(fn, "__wrapped__", None)
+    if inner is not None and callable(inner):
+        rewrapped = _rewrap(fn, inner, options)
+        # A wrapper that does not hold the function in a closure cell cannot be re-pointed:
+        # Dynamo captures the whole call, wrapper included.
+        return rewrapped if rewrapped is not None else WholeCall(fn, options)
+    if _is_torch_code(fn):
+        return WholeCall(fn, options)
+    return CompiledFunction(fn, options)
 
-    return is_dynamo_compiling()
+
+def _rewrap(wrapper: types.FunctionType, inner, options: CompileOptions):
+    """The decorator's wrapper, as written, around the compiled function it wraps.
+
+        @torch.no_grad()                    decorate_context(*args, **kwargs):    # torch's, eager
+        def generate(self, idx, n, t=1.0):      with ctx_factory():
+            ...                                     return func(*args, **kwargs)   # func: compiled
+
+    `functools.wraps` wrappers (torch.no_grad, autocast, transformers' can_return_tuple and
+    output capturing, argument checks) call the function they wrap through a closure cell: a
+    copy of the wrapper whose cell holds the compiled function keeps the wrapper's behaviour,
+    defaults and signature, and compiles the body. Stacked decorators unwrap one at a time.
+    """
+    closure = wrapper.__closure__ or ()
+    index = next((i for i, cell in enumerate(closure) if _cell_holds(cell, inner)), None)
+    if index is None:
+        return None
+    compiled_inner = _wrap(inner, options)
+    cells = list(closure)
+    cells[index] = types.CellType(compiled_inner)  # the other cells stay shared: the wrapper's state is one
+    copy = types.FunctionType(wrapper.__code__, wrapper.__globals__, wrapper.__name__, wrapper.__defaults__,
+                              tuple(cells))
+    copy.__kwdefaults__ = wrapper.__kwdefaults__
+    copy.__dict__.update(wrapper.__dict__)
+    copy.__qualname__ = wrapper.__qualname__
+    copy.__doc__ = wrapper.__doc__
+    copy.__module__ = wrapper.__module__
+    copy.__wrapped__ = compiled_inner
+    copy.__carve_compiled__ = compiled_function_of(compiled_inner)
+    return copy
+
+
+def _cell_holds(cell, value) -> bool:
+    try:
+        return cell.cell_contents is value
+    except ValueError:  # an empty cell
+        return False
+
+
+def compiled_function_of(obj):
+    """The CompiledFunction behind what carve.compile returned (through wrappers and methods)."""
+    if isinstance(obj, CompiledFunction):
+        return obj
+    if isinstance(obj, types.MethodType):
+        return compiled_function_of(obj.__func__)
+    if isinstance(obj, CompiledModule):
+        return compiled_function_of(type(obj).forward)
+    return getattr(obj, "__carve_compiled__", None) if isinstance(obj, types.FunctionType) else None
+
+
+_TORCH_DIR: str | None = None
+
+
+def _is_torch_code(fn) -> bool:
+    """torch's own Python (F.relu, torch's context-manager decorators): Dynamo traces it whole."""
+    global _TORCH_DIR
+    if _TORCH_DIR is None:
+        import os
+
+        import torch
+
+        _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_filename.startswith(_TORCH_DIR)
+
+
+_dynamo_compiling = None
+
+
+def _is_dynamo_compiling() -> bool:
+    global _dynamo_compiling
+    if _dynamo_compiling is None:
+        from carve.runtime.compat import is_dynamo_compiling
+
+        _dynamo_compiling = is_dynamo_compiling
+    return _dynamo_compiling()
 
 
 def _is_module(obj) -> bool:
@@ -103,7 +198,7 @@ class CompiledFunction:
         return f"<carve.compile of {self.fn.__qualname__} at {where(self.fn)}>"
 
     def __call__(self, *args, **kwargs):
-        if _dynamo_compiling():
+        if _is_dynamo_compiling():
             # Dynamo is capturing a region that calls this function: it traces the body inline.
             return self.fn(*args, **kwargs)
         if state.is_compiling() or state.is_disabled():
@@ -126,7 +221,10 @@ class CompiledFunction:
         try:
             self._build = build(self.fn, self.options, args, self._forced_breaks)
         except SourceUnavailable as error:
-            return self._run_eagerly(str(error))
+            # Dynamo reads bytecode, not source: the whole call is still captured.
+            log.warning("carve: %s; torch._dynamo captures the whole call", error)
+            self._impl = WholeCall(self.fn, self.options)
+            return self._impl
         except GraphBreakError:
             raise
         except Exception as error:  # carve's own failure must never cost the user a result
@@ -141,12 +239,17 @@ class CompiledFunction:
 
     def _lambda_region(self):
         code = self.fn.__code__
-        region = GraphRegion(self.fn, name="<lambda>", options=self.options, filename=code.co_filename,
-                             first_line=code.co_firstlineno, last_line=code.co_firstlineno)
+        where_ = dict(options=self.options, filename=code.co_filename, first_line=code.co_firstlineno,
+                      last_line=code.co_firstlineno)
+        region = GraphRegion(self.fn, name="<lambda>", **where_)
+        keyword_region = None
 
         def call_lambda(*args, **kwargs):
+            nonlocal keyword_region
             if kwargs:
-                return self.fn(*args, **kwargs)
+                if keyword_region is None:
+                    keyword_region = GraphRegion(_call_with_keywords(self.fn), name="<lambda>", **where_)
+                return keyword_region(args, kwargs)
             return region(*args)
 
         return call_lambda
@@ -181,67 +284,141 @@ class CompiledFunction:
 
     @property
     def regions(self):
+        if isinstance(self._impl, WholeCall):
+            return self._impl.regions
         return self._build.regions.regions if self._build else []
 
 
-class CompiledModule:
-    """An nn.Module whose forward runs through carve; everything else is the module's own."""
+_NO_KEYWORDS: dict = {}
 
-    def __init__(self, module, options: CompileOptions) -> None:
-        object.__setattr__(self, "_orig_mod", module)
-        forward = type(module).forward
-        object.__setattr__(self, "_compiled_forward", CompiledFunction(forward, options))
-        object.__setattr__(self, "options", options)
+
+def _call_with_keywords(fn):
+    """`fn` called as `call(args, kwargs)`: a region's arguments are positional."""
+
+    def call(args, kwargs):
+        return fn(*args, **kwargs)
+
+    # Dynamo keeps one cache per code object: each wrapped callable gets its own.
+    call.__code__ = call.__code__.replace()
+    call.__name__ = getattr(fn, "__name__", "call")
+    call.__qualname__ = getattr(fn, "__qualname__", call.__name__)
+    return call
+
+
+class WholeCall:
+    """A callable with no source of its own to compile (a builtin, a C function, torch's Python,
+    a class-based decorator's wrapper): Dynamo captures the whole call as one region.
+
+        gelu = carve.compile(F.gelu)        # one graph of F.gelu, under carve's guards and options
+    """
+
+    def __init__(self, target, options: CompileOptions) -> None:
+        self.target = target
+        self.options = options
+        name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or type(target).__name__
+        code = getattr(target, "__code__", None)
+        self.region = GraphRegion(_call_with_keywords(target), name=name, options=options,
+                                  filename=code.co_filename if code else f"<{name}>",
+                                  first_line=code.co_firstlineno if code else 0,
+                                  last_line=code.co_firstlineno if code else 0)
+        functools.update_wrapper(self, target, updated=())
 
     def __call__(self, *args, **kwargs):
-        module = self._orig_mod
-        if _has_hooks(module):
-            # Hooks run as nn.Module.__call__ runs them, around the compiled forward.
-            module.forward = types.MethodType(self._compiled_forward, module)
-            try:
-                return module(*args, **kwargs)
-            finally:
-                del module.forward
-        return self._compiled_forward(module, *args, **kwargs)
+        if _is_dynamo_compiling() or state.is_compiling() or state.is_disabled():
+            return self.target(*args, **kwargs)
+        if self.options.fullgraph:
+            with state.fullgraph_scope(True):
+                return self.region(args, kwargs or _NO_KEYWORDS)
+        return self.region(args, kwargs or _NO_KEYWORDS)
 
-    def forward(self, *args, **kwargs):
-        return self._compiled_forward(self._orig_mod, *args, **kwargs)
-
-    def __getattr__(self, name):
-        return getattr(self._orig_mod, name)
-
-    def __setattr__(self, name, value):
-        setattr(self._orig_mod, name, value)
-
-    def __delattr__(self, name):
-        delattr(self._orig_mod, name)
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        return types.MethodType(self, instance)
 
     def __repr__(self) -> str:
-        return f"CarveCompiled({self._orig_mod!r})"
+        return f"<carve.compile of {self.region.__qualname__} (one graph of the whole call)>"
 
-    def __dir__(self):
-        return dir(self._orig_mod)
-
-    def train(self, mode: bool = True):
-        self._orig_mod.train(mode)
-        return self
-
-    def eval(self):
-        self._orig_mod.eval()
-        return self
-
-    def to(self, *args, **kwargs):
-        self._orig_mod.to(*args, **kwargs)
-        return self
+    @property
+    def regions(self):
+        return [self.region]
 
 
-def _has_hooks(module) -> bool:
-    import torch.nn.modules.module as module_impl
+class CompiledModule:
+    """The base of the class `carve.compile(module)` returns: the module itself, with a compiled
+    forward.
 
-    return bool(
-        module._forward_hooks or module._forward_pre_hooks or module._backward_hooks
-        or getattr(module_impl, "_global_forward_hooks", None) or getattr(module_impl, "_global_forward_pre_hooks", None)
-    )
+        compiled = carve.compile(model)
+        isinstance(compiled, type(model))       # True: a subclass made for this module
+        compiled.state_dict().keys() == model.state_dict().keys()   # no "_orig_mod." prefix
+        nn.Sequential(compiled, head)           # a module like any other
+
+    The compiled module shares the original's attribute dictionary, so parameters, buffers,
+    submodules, hooks and the training flag are one state seen through either object;
+    `nn.Module.__call__` (or the module's own `__call__`) runs hooks around the compiled
+    forward, as eager does. `copy.deepcopy` gives an independent compiled module; pickling gives
+    the original class (compiled code is not pickled, as with torch.compile).
+    """
+
+    _carve_original_class: type
+    _carve_options: CompileOptions
+
+    @property
+    def _orig_mod(self):
+        """The module as its own class (for carve.explain and code written for torch.compile)."""
+        original = _originals.get(self)
+        if original is None:
+            original = object.__new__(self._carve_original_class)
+            original.__dict__ = self.__dict__
+            _originals[self] = original
+        return original
+
+    @property
+    def _compiled_forward(self):
+        return compiled_function_of(type(self).forward)
+
+    def __reduce_ex__(self, protocol):
+        state = self.__getstate__() if hasattr(self, "__getstate__") else self.__dict__
+        return _restore_module, (self._carve_original_class, state)
+
+    def __deepcopy__(self, memo):
+        import copy
+
+        twin = object.__new__(type(self))
+        memo[id(self)] = twin
+        twin.__dict__ = copy.deepcopy(self.__dict__, memo)
+        return twin
+
+
+def _restore_module(cls, state):
+    """Unpickle a compiled module as a module of its original class."""
+    module = object.__new__(cls)
+    module.__setstate__(state)
+    return module
+
+
+# compiled module -> the original module object (same attribute dictionary).
+_originals: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def compile_module(module, options: CompileOptions):
+    """A new object of a subclass of the module's class, sharing its state, whose forward is
+    compiled (see CompiledModule)."""
+    cls = type(module)
+    forward = cls.forward
+    namespace = {
+        "__module__": cls.__module__,
+        "__qualname__": cls.__qualname__,
+        "__doc__": cls.__doc__,
+        "forward": _wrap(forward, options),
+        "_carve_original_class": cls,
+        "_carve_options": options,
+    }
+    compiled_class = types.new_class(cls.__name__, (CompiledModule, cls), exec_body=lambda ns: ns.update(namespace))
+    compiled = object.__new__(compiled_class)
+    compiled.__dict__ = module.__dict__
+    _originals[compiled] = module
+    return compiled
 
 
 # callee -> [(options, its carve-compiled version)], for `RegionSet.compiled` (nested frames):

@@ -5,13 +5,18 @@
 `inspect.getsourcelines` reads through `linecache`, so functions defined in
 notebooks and REPL cells (whose source IPython registers there) are found too.
 Failures become `SourceUnavailable` with the function's file and line, so the
-caller can run the function eagerly and say why.
+caller can capture the function another way and say why. That includes source
+edited on disk after the function was imported: the text found is compiled and its
+bytecode compared with the code that runs (`same_code`), so carve never compiles
+code other than the code Python would run.
 """
 
 from __future__ import annotations
 
+import dis
 import inspect
 import textwrap
+import types
 from dataclasses import dataclass
 
 import libcst as cst
@@ -55,4 +60,88 @@ def function_source(fn) -> FunctionSource:
             f"the source found for {name} ({where(fn)}) is not its definition "
             "(a lambda, or the file changed since it was imported)"
         )
+    if not matches_running_code(fn, text):
+        raise SourceUnavailable(
+            f"the source of {name} in {filename} changed since it was imported (line {first_line})"
+        )
     return FunctionSource(filename, first_line, text, module, node)
+
+
+# Instructions that differ between a function compiled in place and the same text compiled on
+# its own (closure set-up, call protocol details), and so say nothing about the source.
+_SCOPE_ONLY_OPS = frozenset({
+    "COPY_FREE_VARS", "MAKE_CELL", "RESUME", "NOP", "PUSH_NULL", "PRECALL", "EXTENDED_ARG", "CACHE",
+})
+
+
+def matches_running_code(fn, text: str) -> bool:
+    """Whether `text` (the dedented definition of `fn`) compiles to the code `fn` runs.
+
+        def scale(x):          # imported, then the file is edited to "x * 100":
+            return x * 2       # same_code(scale.__code__, <code of the edited text>) is False
+
+    A name's scope (local, closure, global) depends on where the text sits, so loads and
+    stores compare by name only. Text that cannot be compiled on its own (`nonlocal`) is
+    taken as it is.
+    """
+    running = getattr(fn, "__code__", None)
+    if running is None:
+        return True
+    source = text
+    if "__class__" in running.co_freevars:  # zero-argument super(): compile it inside a class
+        source = "class _CarveEnclosingClass:\n" + textwrap.indent(text, "    ")
+    try:
+        compiled = compile(source, running.co_filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return True
+    candidate = _find_code(compiled, running.co_name)
+    return candidate is None or same_code(running, candidate)
+
+
+def _find_code(code: types.CodeType, name: str):
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if const.co_name == name:
+                return const
+            found = _find_code(const, name)
+            if found is not None:
+                return found
+    return None
+
+
+def same_code(a: types.CodeType, b: types.CodeType) -> bool:
+    if (a.co_argcount, a.co_kwonlyargcount, a.co_posonlyargcount) != (b.co_argcount, b.co_kwonlyargcount,
+                                                                      b.co_posonlyargcount):
+        return False
+    ops_a, ops_b = _normalized(a), _normalized(b)
+    if len(ops_a) != len(ops_b):
+        return False
+    for (name_a, arg_a), (name_b, arg_b) in zip(ops_a, ops_b):
+        if name_a != name_b:
+            return False
+        if isinstance(arg_a, types.CodeType) or isinstance(arg_b, types.CodeType):
+            if not (isinstance(arg_a, types.CodeType) and isinstance(arg_b, types.CodeType)
+                    and same_code(arg_a, arg_b)):
+                return False
+        elif arg_a != arg_b or type(arg_a) is not type(arg_b):
+            return False
+    return True
+
+
+def _normalized(code: types.CodeType) -> list:
+    ops = []
+    for instruction in dis.get_instructions(code):
+        name = instruction.opname
+        if name in _SCOPE_ONLY_OPS:
+            continue
+        argument = instruction.argval
+        for kind in ("LOAD", "STORE", "DELETE"):
+            if name.startswith(kind + "_") and name.split("_", 1)[1] in (
+                    "FAST", "GLOBAL", "DEREF", "NAME", "CLOSURE", "CLASSDEREF", "FAST_CHECK", "FAST_AND_CLEAR"):
+                name = kind
+        if name == "LOAD_METHOD":  # a method call compiles either way, by where its lines are
+            name = "LOAD_ATTR"
+        if instruction.opcode in dis.hasjrel or instruction.opcode in dis.hasjabs:
+            argument = None  # offsets move with the scope-only instructions
+        ops.append((name, argument))
+    return ops

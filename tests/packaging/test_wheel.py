@@ -13,7 +13,7 @@ the wheel; every run checks `carve.__file__` to prove the editable install is no
 
 from __future__ import annotations
 
-import importlib.util
+import importlib.metadata
 import os
 import re
 import shutil
@@ -30,10 +30,23 @@ ROOT = Path(__file__).resolve().parents[2]
 # Source folder -> import package, as pyproject's package-dir maps them.
 FOLDERS = {"compiler": "carve", "rewriters": "carve/rewriters", "runtime": "carve/runtime"}
 
+
+
+def _installed(distribution: str) -> bool:
+    # Asked through package metadata, not importlib.util.find_spec: setuptools' distutils shim
+    # answers find_spec("pip") by switching itself off for the whole process, after which
+    # Inductor's C++ builder (which imports setuptools) fails in every later test.
+    try:
+        importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 pytestmark = [
     pytest.mark.packaging,
     pytest.mark.skipif(
-        any(importlib.util.find_spec(name) is None for name in ("pip", "setuptools", "venv")),
+        not all(_installed(name) for name in ("pip", "setuptools")),
         reason="building the wheel needs pip and setuptools in the test environment",
     ),
 ]
