@@ -9,10 +9,17 @@ when, on this call:
   (`torch`, `torch.nn.functional` as `F`, ...) and a few pure builtins
   (`len`, `range`, `min`, ...): no closure cells, no other globals, no imports,
   no nested functions or comprehensions, no attribute or global stores;
+- what it reads through a torch module is stateless (`torch.float32`,
+  `torch.pi`) or an operation the tracer records (`torch.sin`, `F.relu`,
+  `torch.zeros`) or whose result is guarded (`torch.is_grad_enabled()`), never
+  other Python state (`torch.initial_seed()`, `torch.backends.mkldnn.enabled`);
 - every argument is a plain tensor (`torch.Tensor` or `nn.Parameter`, no
   subclass that could run Python in `__torch_function__`) or an immutable
   Python value (numbers, strings, None, dtypes, devices, sizes, slices and
-  tuples of those).
+  tuples of those);
+- no TorchFunctionMode or TorchDispatchMode is active (`torch.set_default_device`
+  is one): a mode runs Python on every op and changes what a factory function
+  makes, which a replayed graph would not do.
 
 Then every call the region makes is a torch function, a tensor method or a
 pure builtin, and every read is an argument (guarded by the fast path) or a
@@ -40,6 +47,8 @@ import torch
 
 from carve.rewriters.unbound import UNBOUND  # plain Python: no libcst, no torch
 
+from . import compat
+
 # Builtins that call nothing of the user's on the values a closed region can hold.
 _PURE_BUILTINS = frozenset({
     "len", "range", "min", "max", "abs", "int", "float", "bool", "complex", "tuple", "slice", "isinstance",
@@ -60,27 +69,40 @@ _OPEN_OPCODES = frozenset(
                       "LOAD_BUILD_CLASS", "YIELD_VALUE", "SETUP_WITH", "BEFORE_WITH", "LOAD_FROM_DICT_OR_DEREF")
     if name in dis.opmap)
 
-# code object -> its global names, or None when the code itself is open.
-_code_globals: Dict[types.CodeType, Optional[Tuple[str, ...]]] = {}
+# code object -> the globals it reads, each with the attribute chain read from it
+# (`torch.nn.functional.relu` is ("torch", ("nn", "functional", "relu"))), or None when the
+# code itself is open.
+_code_globals: Dict[types.CodeType, Optional[Tuple[Tuple[str, Tuple[str, ...]], ...]]] = {}
+_ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 
 
-def _global_names(code: types.CodeType) -> Optional[Tuple[str, ...]]:
-    """The globals `code` reads, or None if its instructions alone make it open."""
+def _global_reads(code: types.CodeType) -> Optional[Tuple[Tuple[str, Tuple[str, ...]], ...]]:
+    """The globals `code` reads with their attribute chains, or None if its instructions alone
+    make it open."""
     if code in _code_globals:
         return _code_globals[code]
-    names: Optional[Tuple[str, ...]] = None
+    reads: Optional[Tuple[Tuple[str, Tuple[str, ...]], ...]] = None
     if not code.co_freevars and not code.co_cellvars and not any(
             isinstance(c, types.CodeType) for c in code.co_consts):
-        found = []
+        found: list = []
+        chain: Optional[list] = None
         for instruction in dis.get_instructions(code):
             if instruction.opname in _OPEN_OPCODES:
                 break
+            if chain is not None and instruction.opname in _ATTRIBUTE_LOADS:
+                chain.append(instruction.argval)
+                continue
+            if chain is not None:
+                found.append((chain[0], tuple(chain[1:])))
+                chain = None
             if instruction.opname == "LOAD_GLOBAL":
-                found.append(instruction.argval)
+                chain = [instruction.argval]
         else:
-            names = tuple(dict.fromkeys(found))
-    _code_globals[code] = names
-    return names
+            if chain is not None:
+                found.append((chain[0], tuple(chain[1:])))
+            reads = tuple(dict.fromkeys(found))
+    _code_globals[code] = reads
+    return reads
 
 
 def _is_torch_module(value: Any) -> bool:
@@ -104,6 +126,86 @@ def _closed_global(fn: types.FunctionType, name: str) -> bool:
     return actual is value
 
 
+# What a closed region may reach through a torch module (`torch.sin`, `F.relu`, `torch.float32`):
+# values that hold no state, and callables whose every call the tracer's TorchFunctionMode sees
+# (torch's overridable functions and the ATen functions in torch._C._VariableFunctions, factories
+# included) or whose result the guards pin down (grad mode, default dtype, ...). Anything else a
+# torch module holds may read Python state no guard covers (`torch.initial_seed()`,
+# `torch.is_anomaly_enabled()`, `torch.backends.mkldnn.enabled`): such regions go to Dynamo.
+_torch_callables: Optional[frozenset] = None
+_TORCH_CONSTANTS = frozenset({"pi", "e", "inf", "nan", "newaxis"})
+_PURE_TORCH_VALUES = (torch.dtype, torch.device, torch.layout, torch.memory_format, torch.finfo, torch.iinfo)
+_PURE_TORCH_TYPES = (torch.Size, torch.finfo, torch.iinfo, torch.device, torch.dtype)
+
+
+def _hashable(values: Any) -> set:
+    found = set()
+    for value in values:
+        try:
+            found.add(value)
+        except TypeError:
+            pass
+    return found
+
+
+def _traced_torch_callables() -> frozenset:
+    global _torch_callables
+    if _torch_callables is None:
+        seen = set()
+        for functions in torch.overrides.get_overridable_functions().values():
+            seen |= _hashable(functions)
+        variable_functions = torch._C._VariableFunctions
+        seen |= _hashable(getattr(variable_functions, name) for name in dir(variable_functions)
+                          if not name.startswith("__"))
+        # Guarded by the global state guard (tracer.py's _METADATA) or recorded (grad mode).
+        seen |= {torch.is_grad_enabled, torch.get_default_dtype, torch.is_autocast_enabled,
+                 torch.is_inference_mode_enabled, torch.is_tensor, torch.set_grad_enabled}
+        _torch_callables = frozenset(seen)
+    return _torch_callables
+
+
+def _closed_torch_read(module: types.ModuleType, attrs: Tuple[str, ...]) -> bool:
+    """True if reading `module.a.b...` (and calling it) cannot depend on unguarded Python state."""
+    if not attrs:
+        return False  # the module itself as a value: it could be read through later
+    value: Any = module
+    for i, attr in enumerate(attrs):
+        if not _is_torch_module(value):
+            break  # the rest of the chain reads attributes of `value` (`torch.float32.itemsize`)
+        owner, value = value, getattr(value, attr, _MISSING)
+        if value is _MISSING:
+            return False
+        if not isinstance(value, types.ModuleType) and attr in _TORCH_CONSTANTS and owner is torch:
+            return i == len(attrs) - 1
+    if isinstance(value, types.ModuleType):
+        return False  # a module as a value could be read through later
+    if isinstance(value, _PURE_TORCH_VALUES):
+        return True
+    if isinstance(value, type):
+        return value in _PURE_TORCH_TYPES or value in _PLAIN_TENSORS
+    if compat.classify_callable(value) is not compat.Marker.NONE:
+        return True  # carve's and torch's markers: the tracer handles them
+    try:
+        return value in _traced_torch_callables()
+    except TypeError:
+        return False
+
+
+_MISSING = object()
+
+
+def _open_global_read(fn: types.FunctionType) -> Optional[str]:
+    """The first global read of `fn` that makes it open, as text; None if all are closed."""
+    namespace = fn.__globals__
+    for name, attrs in _global_reads(fn.__code__) or ():
+        if not _closed_global(fn, name):
+            return name
+        value = namespace.get(name)
+        if _is_torch_module(value) and not _closed_torch_read(value, attrs):
+            return ".".join((name,) + attrs)
+    return None
+
+
 def _closed_value(value: Any) -> bool:
     kind = type(value)
     if kind in _PLAIN_TENSORS:
@@ -115,14 +217,15 @@ def _closed_value(value: Any) -> bool:
     return value is _UNBOUND
 
 
+def _modes_active() -> bool:
+    return bool(torch._C._len_torch_function_stack() or torch._C._len_torch_dispatch_stack())
+
+
 def is_closed(fn: Any, args: tuple) -> bool:
     """True if carve's own tracer can capture `fn(*args)` completely (see the module docstring)."""
-    if not isinstance(fn, types.FunctionType):
+    if not isinstance(fn, types.FunctionType) or _modes_active():
         return False
-    names = _global_names(fn.__code__)
-    if names is None:
-        return False
-    if not all(_closed_global(fn, name) for name in names):
+    if _global_reads(fn.__code__) is None or _open_global_read(fn) is not None:
         return False
     return all(_closed_value(a) for a in args)
 
@@ -131,12 +234,13 @@ def open_reason(fn: Any, args: tuple) -> str:
     """Why `fn(*args)` is not closed, for `carve.explain` and the logs."""
     if not isinstance(fn, types.FunctionType):
         return "not a Python function"
-    names = _global_names(fn.__code__)
-    if names is None:
+    if _modes_active():
+        return "a TorchFunctionMode or TorchDispatchMode is active (torch.set_default_device, ...)"
+    if _global_reads(fn.__code__) is None:
         return "closure cells, nested functions, imports or attribute/global stores in the region"
-    for name in names:
-        if not _closed_global(fn, name):
-            return f"reads global {name!r}"
+    read = _open_global_read(fn)
+    if read is not None:
+        return f"reads global {read!r}"
     for i, a in enumerate(args):
         if not _closed_value(a):
             return f"argument {i} is a {type(a).__name__}"

@@ -15,7 +15,8 @@ holds. `GuardSet.build` collects those facts from a `TraceResult`:
   attributes (ints, floats, bools, strings, None), which forward code branches on;
 - the globals and closure cells the region reads, and the globals of the user
   callees it traced through, by value (constants) or identity (anything else);
-- torch's global state: grad mode, autocast, default dtype, inference mode.
+- torch's global state: grad mode, autocast, default dtype, inference mode, and the
+  TorchFunctionMode / TorchDispatchMode stacks (`torch.set_default_device` pushes a mode).
 
 The checks become the source text of ONE Python function (exec'd), so the
 hot path is a single call:
@@ -296,6 +297,23 @@ class GuardSet:
         else:
             self.guard_value(source, value)
 
+    def guard_mode_stacks(self) -> None:
+        """The TorchFunctionMode and TorchDispatchMode stacks as at trace time (torch.set_default_device
+        pushes one): a mode changes what the ops make, and a replayed graph does not run it."""
+        self.ns["_function_modes"] = torch._C._len_torch_function_stack
+        self.ns["_dispatch_modes"] = torch._C._len_torch_dispatch_stack
+        conds, parts = [], []
+        for length, at, kind in ((torch._C._len_torch_function_stack, torch._C._get_function_stack_at,
+                                  "function"), (torch._C._len_torch_dispatch_stack,
+                                                torch._C._get_dispatch_stack_at, "dispatch")):
+            modes = [at(i) for i in range(length())]
+            conds.append(f"_{kind}_modes() == {len(modes)}")
+            if modes:
+                getter = self.const(at, "AT")
+                conds.extend(f"{getter}({i}) is {self.const(mode, 'MODE')}" for i, mode in enumerate(modes))
+            parts.append(f"{kind} modes {[type(m).__name__ for m in modes]}")
+        self.add("torch mode stacks as at trace time: " + ", ".join(parts), *conds)
+
     # ---- the one entry point --------------------------------------------------------------
 
     @classmethod
@@ -374,6 +392,7 @@ class GuardSet:
                f"default_dtype={gi.default_dtype}, autocast off={not any_autocast()}",
                f"{gs.const(state, 'GS')}.check()")
         gs.add(f"inference mode is {gi.inference_mode}", f"_is_inference() is {gi.inference_mode}")
+        gs.guard_mode_stacks()
         hooks = compat.global_module_hooks()
         gs.add(f"global module hooks as at trace time ({sum(len(h) for h in hooks)})",
                *(f"len({gs.const(h, 'HOOKS')}) == {len(h)}" if h else f"not {gs.const(h, 'HOOKS')}"
