@@ -234,6 +234,7 @@ class CompiledFunction:
                         self.fn.__qualname__, type(error).__name__, error, exc_info=log.isEnabledFor(logging.DEBUG))
             return self._run_eagerly(f"{type(error).__name__}: {error}")
         self._build.regions.on_break = self._on_break
+        self._build.regions.on_skip = self._on_skip
         self._impl = self._build.function
         return self._impl
 
@@ -274,6 +275,16 @@ class CompiledFunction:
             filename, line, function, _ = event.user_stack[-1]
             code, message = "CRV016", f"{function}() breaks the graph at {filename}:{line} ({event.code}: {event.message})"
         self._forced_breaks[event.lineno] = (code, message)
+        self._rebuilds += 1
+        self._impl = None
+
+    def _on_skip(self, lines: dict) -> None:
+        """Dynamo skipped a region because a break inside one of its loops was reached: those
+        lines run as Python from the next call (the rebuilt partition keeps the loop Python)."""
+        new = {line: found for line, found in lines.items() if line not in self._forced_breaks}
+        if not new or self._rebuilds >= MAX_REBUILDS:
+            return
+        self._forced_breaks.update(new)
         self._rebuilds += 1
         self._impl = None
 

@@ -54,6 +54,8 @@ class RegionSet:
         self.findings: dict[int, Finding] = {}
         # Called with a BreakEvent when a trace finds a break static analysis missed.
         self.on_break = None
+        # Called with {line: (code, message)} when Dynamo gave up on a region for good.
+        self.on_skip = None
         self.eager_calls: dict[tuple[int, str], int] = {}
         register_regionset(self)
 
@@ -65,6 +67,7 @@ class RegionSet:
                 filename=fn.__code__.co_filename, first_line=first_line, last_line=last_line,
             )
             region.on_break = self._region_broke
+            region.on_skip = self._region_skipped
             self.regions.append(region)
             return region
 
@@ -79,6 +82,15 @@ class RegionSet:
         if self.on_break is not None:
             self.on_break(event)
         return "rebuild"
+
+    def _region_skipped(self, region: GraphRegion, event: BreakEvent) -> None:
+        """Dynamo skipped `region` (a statement the partition kept in one of its loops, betting
+        the branch is not taken, was reached): the region's loops and breaking statements are
+        made Python on the next call, so the loop's tensor work is compiled again."""
+        lines = {line: (finding.code, finding.message) for line, finding in self.findings.items()
+                 if region.first_line <= line <= region.last_line}
+        if lines and self.on_skip is not None:
+            self.on_skip(lines)
 
     # -- eager statements --------------------------------------------------------------------
     def graph_break(self, line: int, code: str) -> None:

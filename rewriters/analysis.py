@@ -58,6 +58,9 @@ class FunctionAnalysis:
     # id(With) of `with` statements entering only torch's own context managers (no_grad,
     # autocast, ...): a graph region may hold them whole (Dynamo records their state changes).
     torch_context_managers: set[int] = field(default_factory=set)
+    # Lines a run found must run as Python (a break met while tracing, a loop Dynamo skipped):
+    # the partition never keeps them inside a region on the bet that they are not reached.
+    forced_lines: set[int] = field(default_factory=set)
 
     def findings_of(self, node: cst.CSTNode) -> list[Finding]:
         return self.statement_findings.get(id(node), [])
@@ -107,7 +110,7 @@ def analyze_function(
     forced_breaks: dict[int, tuple[str, str]] | None = None,
 ) -> FunctionAnalysis:
     """Findings of `func`. `forced_breaks` maps a line to (code, message) found while tracing."""
-    analysis = FunctionAnalysis(func)
+    analysis = FunctionAnalysis(func, forced_lines=set(forced_breaks or ()))
     ctx = CheckContext(module.imports, TensorInference(func, module.imports))
     walker = _FunctionWalker(analysis, module, ctx, resolver, forced_breaks or {})
     walker.run()

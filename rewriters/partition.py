@@ -106,7 +106,11 @@ def partition_block(
             flush()
             compound = Compound(statement, analysis.findings_of(statement))
             catches = guarded or isinstance(statement, (cst.Try, cst.With)) or type(statement).__name__ == "TryStar"
-            compound.blocks = [partition_block(child, analysis, catches, closures) for child in child_blocks(statement)]
+            whole_body = not guarded and try_body_is_one_region(statement, analysis, closures)
+            compound.blocks = [
+                partition_block(child, analysis, catches and not (whole_body and child is statement.body), closures)
+                for child in child_blocks(statement)
+            ]
             items.append(compound)
     flush()
     return items
@@ -130,13 +134,15 @@ def as_statement_line(statement: cst.CSTNode) -> cst.CSTNode:
 
 def _graph_statement(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_depth: int, nested: bool) -> bool:
     """Can the trace capture `statement` whole? `nested`: it sits inside an if/for of the region."""
-    if analysis.findings_of(statement):
+    if isinstance(statement, cst.For) and _only_untaken_breaks_inside(statement, analysis):
+        pass  # its body is judged below: breaks only in branches the guards usually skip
+    elif analysis.findings_of(statement):
         return False
     if is_simple(statement):
         return all(_graph_small(small, loop_depth, nested) for small in statement.body)
     if isinstance(statement, cst.If):
         return all(
-            _graph_statement(s, analysis, loop_depth, nested=True) or _break_in_branch(s, analysis, loop_depth)
+            _graph_statement(s, analysis, loop_depth, nested=True) or _break_in_branch(s, analysis)
             for child in child_blocks(statement) for s in _statements(child)
         )
     if isinstance(statement, cst.For) and statement.orelse is None and _name_target(statement.target) and (
@@ -149,16 +155,156 @@ def _graph_statement(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_de
     return False
 
 
-def _break_in_branch(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_depth: int) -> bool:
+def try_body_is_one_region(statement: cst.CSTNode, analysis: FunctionAnalysis, closures: "_Closures") -> bool:
+    """May the body of this `try` be one graph region instead of one region per statement?
+
+        try:                                try:
+            a = x.sin()                         c = _region_0(x)      # one graph
+            b = a * 2               ->      except ValueError:
+            c = b + a                           c = x
+        except ValueError:
+            c = x
+
+    Yes when every statement of the body is graph work and an exception raised part way through
+    the body cannot show that the names bound before it were not bound: no name the body binds
+    is read by a handler before the handler binds it, or by the `finally` block, and every name
+    the body binds that is read anywhere else in the function is bound again by each handler
+    that carries on past the `try`. A body that mutates in place (`t.add_(1)`) keeps one
+    region per statement: only the statements before the raising one must have run.
+    """
+    if not isinstance(statement, cst.Try):
+        return False
+    body = _statements(statement.body)
+    if not body or not all(_graph_statement(s, analysis, loop_depth=0, nested=False) and not closures.touched_by(s)
+                           for s in body):
+        return False
+    if _contains_in_place_call(statement.body):
+        return False
+    from carve.rewriters.liveness import reads_and_writes
+
+    bound = reads_and_writes(statement.body)[1]
+    finally_names = _loaded_names(statement.finalbody) if statement.finalbody is not None else set()
+    if bound & finally_names:
+        return False
+    seen_elsewhere = bound & _loaded_names(analysis.func, skip=statement.body)
+    for handler in statement.handlers:
+        handler_reads = set(reads_and_writes(handler.body)[0])
+        if handler.type is not None:
+            handler_reads |= _loaded_names(handler.type)
+        if bound & handler_reads:
+            return False
+        if _falls_through(handler.body) and not seen_elsewhere <= _bound_at_top(handler.body):
+            return False
+    return True
+
+
+def _loaded_names(node: cst.CSTNode, skip: cst.CSTNode | None = None) -> set[str]:
+    """Every identifier in `node` outside `skip` (an over-approximation of the names it reads)."""
+
+    class Names(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.names: set[str] = set()
+
+        def on_visit(self, visited: cst.CSTNode) -> bool:
+            if visited is skip:
+                return False
+            if isinstance(visited, cst.Name):
+                self.names.add(visited.value)
+            return True
+
+    names = Names()
+    node.visit(names)
+    return names.names
+
+
+def _bound_at_top(block: cst.BaseSuite) -> set[str]:
+    """Names every run of `block` binds: targets of its top-level assignments."""
+    from carve.rewriters.liveness import reads_and_writes
+
+    bound: set[str] = set()
+    for statement in _statements(block):
+        if is_simple(statement):
+            bound |= reads_and_writes(statement)[1]
+    return bound
+
+
+def _falls_through(block: cst.BaseSuite) -> bool:
+    last = _statements(block)[-1]
+    return not (is_simple(last) and isinstance(last.body[-1], (cst.Raise, cst.Return)))
+
+
+def _contains_in_place_call(node: cst.CSTNode) -> bool:
+    """A call of a method named like torch's in-place methods (`add_`, `copy_`, `zero_`)."""
+
+    class InPlace(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.found = False
+
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if isinstance(func, cst.Attribute):
+                name = func.attr.value
+                if name.endswith("_") and not name.startswith("__"):
+                    self.found = True
+
+    finder = InPlace()
+    node.visit(finder)
+    return finder.found
+
+
+def _only_untaken_breaks_inside(loop: cst.For, analysis: FunctionAnalysis) -> bool:
+    """The loop's only findings say that its body breaks (CRV006), and no run has made it Python.
+
+        for block in self.blocks:           # one graph over every block while verbose is False;
+            x = block(x)
+            if verbose:                     # a call with verbose=True makes Dynamo skip the
+                print(x.norm())             # region (a break in a loop), and carve re-splits with
+                                            # this loop kept as Python (forced_lines)
+    """
+    own = analysis.findings_of(loop)
+    if not own or not all(f.code == "CRV006" and f.line not in analysis.forced_lines for f in own):
+        return False
+    return _breaking_branches_are_loop_invariant(loop, analysis)
+
+
+def _breaking_branches_are_loop_invariant(loop: cst.For, analysis: FunctionAnalysis) -> bool:
+    """Every `if` in the loop that guards a break tests only names the loop does not rebind.
+
+        for i, block in enumerate(blocks):
+            if verbose: print(...)          # invariant: not taken while verbose is False
+            if i % 4 == 0: print(...)       # varies with i: taken on some iteration of every call
+    """
+    from carve.rewriters.liveness import reads_and_writes
+
+    rebound = reads_and_writes(loop)[1]
+
+    class BreakingBranches(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.invariant = True
+
+        def visit_If(self, branch: cst.If) -> None:
+            guarded = [s for block in child_blocks(branch) for s in _statements(block)]
+            if any(analysis.findings_of(s) for s in guarded) and _loaded_names(branch.test) & rebound:
+                self.invariant = False
+
+    visitor = BreakingBranches()
+    loop.body.visit(visitor)
+    return visitor.invariant
+
+
+def _break_in_branch(statement: cst.CSTNode, analysis: FunctionAnalysis) -> bool:
     """A breaking statement in a branch of a Python-valued `if` (`if verbose: print(...)`,
-    `if labels is not None: loss = ...item()`), outside any loop of the region: the region keeps
-    it. When the branch is not taken (the guards pin the test's value), the graph is whole;
-    when it is, the capture breaks there and resumes after it, as torch.compile does."""
-    if loop_depth or not is_simple(statement):
+    `if labels is not None: loss = ...item()`): the region keeps it. When the branch is not taken
+    (the guards pin the test's value), the graph is whole; when it is, the capture breaks there
+    and resumes after it, as torch.compile does. Inside a loop of the region Dynamo cannot resume:
+    it runs the region eagerly, and carve re-splits the function with the branch as Python."""
+    if not is_simple(statement):
         return False
     findings = analysis.findings_of(statement)
     if not findings or not all(f.code in BRANCH_RESUMABLE_RULES for f in findings):
         return False
+    if any(f.line in analysis.forced_lines for f in findings):
+        return False  # a run took this branch inside a loop: it stays Python (see _only_untaken_breaks_inside)
     if any(isinstance(small, (cst.Return, cst.Break, cst.Continue, cst.Global, cst.Nonlocal, cst.Raise))
            for small in statement.body):
         return False

@@ -16,6 +16,7 @@ from __future__ import annotations
 import enum
 import logging
 import os
+import types
 import warnings
 from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterator, Optional, Tuple
@@ -138,13 +139,22 @@ class _CarveCaptureConfig:
 
     def __init__(self) -> None:
         self.active = 0  # depth of carve's Dynamo calls in progress (compiles start inside them)
+        self.compiles = 0  # Dynamo compiles started in this process (a cheap "did it compile?")
         self._saved: list = []
         from torch._dynamo.callback import callback_handler
 
-        callback_handler.register_start_callback(self._start)
-        callback_handler.register_end_callback(self._end)
+        self._handler = callback_handler
+        self._on_start, self._on_end = self._start, self._end
+        self.ensure_registered()
+
+    def ensure_registered(self) -> None:
+        """`torch._dynamo.reset()` drops every compile callback, carve's too: register again."""
+        if self._on_start not in self._handler.start_callbacks:
+            self._handler.register_start_callback(self._on_start)
+            self._handler.register_end_callback(self._on_end)
 
     def _start(self, _args: Any) -> None:
+        self.compiles += 1
         config = torch._dynamo.config
         self._saved.append(config.skip_nnmodule_hook_guards)
         if self.active:
@@ -161,6 +171,17 @@ CARVE_CAPTURE = _CarveCaptureConfig()
 def global_hooks_state() -> Tuple[Any, ...]:
     """What carve guards of the process-wide module hook registries (Dynamo does not)."""
     return tuple(tuple(hooks) for hooks in global_module_hooks())
+
+
+def dynamo_skipped_frame(code: types.CodeType, seen: set) -> Optional[str]:
+    """Why Dynamo skipped the frames of `code` for good (a graph break inside one of its loops),
+    if it did since the reasons in `seen`; Dynamo records this nowhere but its counters."""
+    marker = f"frame skipped: {torch._dynamo.exc.format_frame_info(code)}"
+    for reason in torch._dynamo.utils.counters["unimplemented"]:
+        if reason not in seen and marker in reason:
+            seen.add(reason)
+            return reason
+    return None
 
 
 def is_observed_exception(error: BaseException) -> bool:

@@ -95,6 +95,11 @@ class DynamoCapture:
         self._compiles_seen = 0
         self._hook_registries = compat.global_module_hooks()
         self._global_hooks = self._hooks_now()
+        # Called with a BreakEvent when Dynamo skips the region for good (a break inside one of
+        # its loops): the compiler re-splits the function so that loop runs as Python.
+        self.on_skip: Optional[Callable[[BreakEvent], Any]] = None
+        self.skipped = False
+        self._skip_reasons_seen: set = set()
 
     def _optimized(self, mode: str) -> Callable[..., Any]:
         """Dynamo's capture of the region for `mode`: "permissive", "error" (breaks raise, an inner
@@ -129,7 +134,9 @@ class DynamoCapture:
         reasons = _BREAK_REASONS
         seen_reasons = len(reasons)
         config = _CAPTURE_CONFIG
+        config.ensure_registered()
         config.active += 1
+        compiles = config.compiles
         try:
             if mode == "error":
                 # torch's own setting, which Dynamo reads: the break raises where it happens.
@@ -152,7 +159,25 @@ class DynamoCapture:
             self._record_breaks(reasons[seen_reasons:])
         if len(self.recorder.graphs) != self._compiles_seen:
             self._log_compiles()
+        if config.compiles != compiles and not self.skipped:
+            self._check_skipped()
         return out
+
+    def _check_skipped(self) -> None:
+        """Dynamo skips a frame whose loop breaks and runs it eagerly from then on, saying so
+        only in a counter: carve reports it once and lets the compiler re-split the region."""
+        # Only the permissive capture runs self.fn's own code; the strict ones raise, not skip.
+        code = getattr(self.fn, "__code__", None)
+        if code is None or compat.dynamo_skipped_frame(code, self._skip_reasons_seen) is None:
+            return
+        self.skipped = True
+        event = BreakEvent("CRV006", "a graph break inside a loop of the region: torch._dynamo runs the region "
+                           "eagerly; carve keeps that loop as Python from the next call",
+                           self.filename, self.first_line)
+        self.break_events.append(event)
+        log.log_graph_break(event)
+        if self.on_skip is not None:
+            self.on_skip(event)
 
     # ---- reporting --------------------------------------------------------------------------
 

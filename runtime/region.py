@@ -85,6 +85,8 @@ class GraphRegion:
         self.last_line = last_line
         # Set by the compiler: called with the BreakEvent when a trace meets a graph break.
         self.on_break: Optional[Callable[[BreakEvent], Any]] = None
+        # Set by the compiler: called with (region, BreakEvent) when Dynamo skips the region for good.
+        self.on_skip: Optional[Callable[["GraphRegion", BreakEvent], Any]] = None
         self.entries: List[CacheEntry] = []  # most recent first
         self._runs: tuple = ()
         self.eager = not hasattr(fn, "__code__")  # only Python functions can be traced
@@ -224,6 +226,8 @@ class GraphRegion:
         capture = DynamoCapture(self.fn, self.options, name=self.name, filename=self.filename,
                                 first_line=self.first_line)
         capture.break_events = self.break_events
+        if self.on_skip is not None:
+            capture.on_skip = lambda event: self.on_skip(self, event)
         self.capture = capture
         self.entries = []
         self._runs = ()

@@ -1,0 +1,200 @@
+"""One graph where torch.compile makes one (issue 9): code with no graph break on the path
+actually taken is not cut into many graphs by carve's static partition.
+
+Each case runs eagerly, under torch.compile and under carve with counting backends; results
+(values, prints, exceptions) equal eager's on every call, and carve's graph count is at most
+torch.compile's.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+import carve
+from tests.conftest import CountingBackend
+
+CALLS = 3
+
+
+def graph_counts(fn, *args) -> tuple[int, int]:
+    """(torch.compile's graphs, carve's graphs) over CALLS calls, each result checked against eager."""
+    counts = []
+    for make in (lambda f, b: torch.compile(f, backend=b), lambda f, b: carve.compile(f, backend=b)):
+        torch._dynamo.reset()
+        backend = CountingBackend()
+        compiled = make(fn, backend)
+        for _ in range(CALLS):
+            torch.testing.assert_close(compiled(*args), fn(*args))
+        counts.append(backend.graphs)
+    return counts[0], counts[1]
+
+
+def under_no_grad(x):
+    with torch.no_grad():
+        a = x.sin()
+        b = a * 2
+        c = b + a
+    return c
+
+
+def under_autocast(x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        a = x @ x
+        b = a * 2
+        c = b + a
+    return c
+
+
+def try_body(x):
+    try:
+        a = x.sin()
+        b = a * 2
+        c = b + a
+    except ValueError:
+        c = x
+    return c
+
+
+def items_loop(d):
+    total = 0
+    for _, value in d.items():
+        total = total + value.sin() * 2
+    return total
+
+
+class Blocks(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+
+    def forward(self, x, verbose=False):
+        for block in self.blocks:
+            x = block(x)
+            if verbose:
+                print("block", round(x.sum().item(), 3))
+        return x
+
+
+class Config:
+    output_hidden_states = False
+
+
+class HiddenStates(nn.Module):
+    """The shape of a HuggingFace encoder forward: a config flag read in the loop."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.config = Config()
+        self.blocks = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+
+    def forward(self, x):
+        hidden = () if self.config.output_hidden_states else None
+        for block in self.blocks:
+            if self.config.output_hidden_states:
+                hidden = hidden + (x,)
+            x = block(x)
+        return x, hidden
+
+
+def test_fragmentation_cases_are_one_graph():
+    x = torch.randn(4, 4)
+    torch.manual_seed(0)
+    cases = {
+        "no_grad": (under_no_grad, x),
+        "autocast": (under_autocast, x),
+        "try body": (try_body, x),
+        "dict items": (items_loop, {"a": x, "b": x * 2}),
+        "ModuleList with untaken print": (Blocks(), x),
+        "config flag in the loop": (HiddenStates(), x),
+    }
+    for name, (fn, arg) in cases.items():
+        torch_graphs, carve_graphs = graph_counts(fn, arg)
+        assert carve_graphs == 1 and torch_graphs == 1, (name, torch_graphs, carve_graphs)
+
+
+def test_untaken_break_in_a_loop_then_taken_then_not(capsys):
+    torch.manual_seed(0)
+    model = Blocks()
+    backend = CountingBackend()
+    compiled = carve.compile(model, backend=backend)
+    x = torch.randn(2, 4)
+    for call, verbose in enumerate((False, False, True, True, False, True)):
+        if call == 1:
+            # torch._dynamo.reset() drops Dynamo's compile callbacks, through which carve learns
+            # that Dynamo gave up on a region: carve must register them again.
+            torch._dynamo.reset()
+        expected = model(x, verbose)
+        eager_out = capsys.readouterr().out
+        got = compiled(x, verbose)
+        assert capsys.readouterr().out == eager_out
+        torch.testing.assert_close(got, expected)
+        if verbose:
+            assert eager_out.count("block") == 3
+    # The first call with verbose=True made Dynamo give up on the one-graph region; carve then
+    # re-split the function with the loop as Python, whose body is still compiled.
+    regions = compiled._compiled_forward.regions
+    assert regions and all(region.path != "eager" for region in regions)
+    calls_before = backend.calls
+    compiled(x, False)
+    assert backend.calls > calls_before
+
+
+def try_body_read_by_handler(x, fail):
+    a = None
+    try:
+        a = x.sin()
+        b = a.reshape(3, 3) if fail else a * 2
+        c = b + 1
+    except RuntimeError:
+        return ("caught", a)
+    return ("done", c)
+
+
+def try_body_bound_before_raise(x, fail):
+    try:
+        a = x.sin()
+        b = a.reshape(3, 3) if fail else a * 2
+    except RuntimeError:
+        b = x
+    return a, b
+
+
+def test_try_body_binds_names_as_eager_when_it_raises():
+    x = torch.randn(4)
+    for fn in (try_body_read_by_handler, try_body_bound_before_raise):
+        compiled = carve.compile(fn, backend="eager")
+        for fail in (False, True, False, True):
+            expected, got = fn(x, fail), compiled(x, fail)
+            assert type(got) is type(expected) and len(got) == len(expected)
+            for e, g in zip(expected, got):
+                if isinstance(e, torch.Tensor):
+                    torch.testing.assert_close(g, e)
+                else:
+                    assert g == e
+
+
+def try_body_mutates(x, fail):
+    try:
+        x.mul_(2)
+        y = x.reshape(3, 3) if fail else x + 1
+    except RuntimeError:
+        y = x
+    return y
+
+
+def test_try_body_that_mutates_in_place_keeps_eager_effects():
+    for fail in (False, True, True):
+        x_eager, x_carve = torch.ones(4), torch.ones(4)
+        compiled = carve.compile(try_body_mutates, backend="eager")
+        torch.testing.assert_close(compiled(x_carve, fail), try_body_mutates(x_eager, fail))
+        torch.testing.assert_close(x_carve, x_eager)
+
+
+def test_try_body_is_one_region_only_when_sound():
+    one = carve.compile(try_body, backend="eager")
+    one(torch.randn(3))
+    assert len(one.regions) == 1
+    split = carve.compile(try_body_bound_before_raise, backend="eager")
+    split(torch.randn(4), False)
+    assert len(split.regions) >= 2  # `a` is read after the try, and the handler does not bind it
