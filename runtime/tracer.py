@@ -714,7 +714,9 @@ def _walk_inputs(tracer: _Tracer, value: Any, source: Source, values: List[Tuple
             for bname, b in mod._buffers.items():
                 if b is not None:
                     tracer.add_input(b, mod_source.child("buffer", bname), lifted=True)
-    elif depth < 4 and type(value) in (tuple, list):
+    elif type(value) in (tuple, torch.Size) or (depth < 4 and type(value) is list):
+        # Every item of a tuple is guarded, at any depth (tuples cannot hold themselves), and a
+        # torch.Size's sizes too: `x.reshape(shape)` bakes them into the graph.
         for i, item in enumerate(value):
             _walk_inputs(tracer, item, source.child("item", i), values, lift, depth + 1)
     elif depth < 4 and type(value) is dict:
