@@ -4,6 +4,9 @@
     print("mean", y.mean())          ->         _carve_t0 = y.mean()        # joins the graph above
                                                 print("mean", _carve_t0)    # only the print is eager
 
+    acc.append(y.sum() * 2)          ->         _carve_t1 = y.sum() * 2
+                                                acc.append(_carve_t1)       # the list effect stays eager
+
     if y.abs().max() > 1:            ->         _carve_t1 = y.abs().max() > 1
         ...                                     if _carve_t1:               # only bool() is eager
 
@@ -26,7 +29,9 @@ from carve.rewriters.names import ImportTable, dotted_name
 from carve.rewriters.naming import Namer
 from carve.rewriters.tensors import NON_TENSOR_METHODS, TORCH_NON_TENSOR, TensorInference
 
-HOISTABLE_CODES = frozenset({"CRV003", "CRV004", "CRV005"})
+# I/O, conversions, data-dependent tests, and Python side effects (`acc.append(t.mean())`,
+# `stats["loss"] = loss.detach()`, `self.last = y.norm()`): only the Python effect stays eager.
+HOISTABLE_CODES = frozenset({"CRV003", "CRV004", "CRV005", "CRV019"})
 # Calls that may stay around hoisted work: they cannot change a tensor's value.
 SAFE_FUNCTIONS = frozenset({
     "print", "round", "float", "int", "bool", "str", "repr", "len", "format", "abs", "min", "max", "tuple", "list",

@@ -543,7 +543,7 @@ def _delete_if_unbound(name: str, unbound: str) -> cst.BaseStatement:
 
 
 def _hoistable(findings: list[Finding]) -> bool:
-    codes = {f.code for f in findings if rule(f.code).lint_default}
+    codes = {f.code for f in findings}
     return bool(codes) and codes <= HOISTABLE_CODES
 
 

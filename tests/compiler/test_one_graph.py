@@ -198,3 +198,27 @@ def test_try_body_is_one_region_only_when_sound():
     split = carve.compile(try_body_bound_before_raise, backend="eager")
     split(torch.randn(4), False)
     assert len(split.regions) >= 2  # `a` is read after the try, and the handler does not bind it
+
+
+def collect_stats(x, acc, stats):
+    y = x * 2
+    acc.append(y.mean() + 1)
+    stats["energy"] = (y ** 2).sum()
+    return y + 1
+
+
+def test_tensor_work_in_python_side_effects_runs_in_graphs():
+    backend = CountingBackend()
+    compiled = carve.compile(collect_stats, backend=backend)
+    for n in (3, 3, 5):
+        x = torch.randn(n)
+        acc_eager, stats_eager, acc_carve, stats_carve = [], {}, [], {}
+        torch.testing.assert_close(compiled(x, acc_carve, stats_carve), collect_stats(x, acc_eager, stats_eager))
+        torch.testing.assert_close(acc_carve, acc_eager)
+        torch.testing.assert_close(stats_carve, stats_eager)
+    source = compiled.generated_source
+    # Only the list append and the dict store stay Python; the mean and the sum are graph work.
+    assert "acc.append(_carve_t" in source and 'stats["energy"] = _carve_t' in source, source
+    graph_ops = {node.target.__name__ if callable(node.target) else node.target
+                 for gm in backend.graph_modules for node in gm.graph.nodes if node.op != "placeholder"}
+    assert {"mean", "sum"} <= graph_ops, graph_ops
