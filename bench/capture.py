@@ -56,11 +56,10 @@ class OpCounter(TorchFunctionMode):
         super().__init__()
         self.count = 0
         self.names: dict = {}
-        self.paused = False  # set by CountingBackend while a graph runs: see `outside_ops`
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         name = getattr(func, "__name__", repr(func))
-        if name not in NOT_OPS and not self.paused:
+        if name not in NOT_OPS:
             self.count += 1
             self.names[name] = self.names.get(name, 0) + 1
         return func(*args, **(kwargs or {}))
@@ -87,7 +86,6 @@ class CountingBackend:
         self.graph_ops = 0
         self.graph_calls = 0
         self.graphs_compiled = 0
-        self.counter: OpCounter | None = None  # paused while a graph runs, if set
 
     def reset_counts(self):
         self.graph_ops = 0
@@ -101,14 +99,7 @@ class CountingBackend:
         def counted(*args):
             self.graph_ops += ops
             self.graph_calls += 1
-            counter = self.counter
-            if counter is None or counter.paused:
-                return forward(*args)
-            counter.paused = True
-            try:
-                return forward(*args)
-            finally:
-                counter.paused = False
+            return forward(*args)
 
         return counted
 
@@ -131,7 +122,6 @@ class ProgramResult:
     eager_ops: int = 0
     graph_ops: dict = field(default_factory=dict)  # compiler -> ops run in graphs on the measured call
     graphs: dict = field(default_factory=dict)  # compiler -> graphs compiled over all calls
-    outside: dict = field(default_factory=dict)  # op name -> count carve ran outside graphs (one call)
     mismatches: dict = field(default_factory=dict)  # compiler -> description of how it differed from eager
     errors: dict = field(default_factory=dict)  # compiler -> traceback text
 
@@ -222,8 +212,6 @@ def measure(name: str, fn, module, args, compilers=COMPILERS, other_args=()) -> 
                 if call == CALLS - 1:
                     result.graph_ops[compiler] = backend.graph_ops
                     result.graphs[compiler] = backend.graphs_compiled
-                    if compiler == "carve" and not trace:
-                        result.outside = outside_ops(compiled, backend, call_args)
                 what = "call" if call < CALLS else "call with other inputs"
                 if trace and expected[call][3] is None:
                     result.errors.setdefault(compiler, f"{what} {call + 1} raised:\n{trace}")
@@ -234,25 +222,6 @@ def measure(name: str, fn, module, args, compilers=COMPILERS, other_args=()) -> 
         except Exception:
             result.errors.setdefault(compiler, traceback.format_exc(limit=8))
     return result
-
-
-def outside_ops(compiled, backend: CountingBackend, args) -> dict:
-    """Which ops one more call runs outside graphs: a diagnostic for carve, never part of capture.
-
-    (Only for carve: an active TorchFunctionMode changes what dynamo traces.)
-    """
-    counter = OpCounter()
-    backend.counter = counter
-    fresh = [a.clone() for a in args]
-    try:
-        with counter, contextlib.redirect_stdout(io.StringIO()):
-            try:
-                compiled(*fresh)
-            except Exception:
-                pass
-    finally:
-        backend.counter = None
-    return counter.names
 
 
 def load_module(path: Path):

@@ -8,7 +8,9 @@
    and on programs from bench/generate.py; every compiled run is compared
    with eager (results, prints, context-manager and `finally` events,
    exceptions, mutated inputs), on repeated calls and on new inputs.
-3. The linter benchmark, bench/lint_bench.py, if present (its own process).
+3. Dynamic shapes (bench/dynamic.py): a model called with 12 sequence lengths.
+4. Real models (bench/models.py): GPT-2, Llama and nanoGPT, forward and training step.
+5. The linter benchmark, bench/lint_bench.py, if present (its own process).
 
 Tables go to stdout and to bench/results/latest.md; with --write-docs also to
 docs/bench.md (what the README quotes).
@@ -39,6 +41,8 @@ sys.path.insert(0, str(BENCH))
 import torch  # noqa: E402
 
 import capture  # noqa: E402
+import dynamic  # noqa: E402
+import models  # noqa: E402
 import speed  # noqa: E402
 
 
@@ -125,21 +129,6 @@ def capture_summary(handwritten, generated) -> str:
     return "\n".join(lines)
 
 
-def outside_summary(results) -> str:
-    """The ops carve still runs outside graphs, by name: where the missing capture goes."""
-    totals: dict = {}
-    for result in results:
-        for name, count in result.outside.items():
-            totals[name] = totals.get(name, 0) + count
-    eager = sum(r.eager_ops for r in results if r.outside)
-    if not totals or not eager:
-        return ""
-    ranked = sorted(totals.items(), key=lambda item: -item[1])
-    listed = ", ".join(f"`{name}` {count}" for name, count in ranked[:10])
-    return (f"Ops carve ran outside graphs on the generated programs (one call each, "
-            f"{sum(totals.values())} of {eager} eager ops): {listed}.")
-
-
 def failure_list(results) -> str:
     """One line per failure: which program, which compiler, what went wrong."""
     lines = []
@@ -173,8 +162,6 @@ def capture_section(handwritten, generated, first_seed: int) -> str:
         "",
         capture_summary(handwritten, generated),
         "",
-        outside_summary(generated),
-        "",
         failure_list(handwritten + generated),
         "",
         "<details><summary>Per program</summary>",
@@ -205,7 +192,7 @@ def run_lint_bench() -> str | None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", choices=["speed", "capture", "lint"], help="run one part only")
+    parser.add_argument("--only", choices=["speed", "capture", "dynamic", "models", "lint"], help="run one part only")
     parser.add_argument("--quick", action="store_true", help="fewer timing rounds and generated programs")
     parser.add_argument("--programs", type=int, default=None, help="generated programs (default 20)")
     parser.add_argument("--first-seed", type=int, default=0)
@@ -240,6 +227,10 @@ def main(argv=None) -> int:
         generated = capture.run_generated(count, args.first_seed, log=log,
                                           keep_dir=BENCH / "results" / "failures")
         sections.append(capture_section(handwritten, generated, args.first_seed))
+    if args.only in (None, "dynamic"):
+        sections.append(dynamic.section(dynamic.run(rounds=2 if args.quick else 3, log=log)))
+    if args.only in (None, "models"):
+        sections.append(models.section(models.run(rounds=2 if args.quick else 3, log=log)))
 
     report = "\n\n".join([
         "# carve benchmarks",

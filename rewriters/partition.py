@@ -142,7 +142,7 @@ def _graph_statement(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_de
         return all(_graph_small(small, loop_depth, nested) for small in statement.body)
     if isinstance(statement, cst.If):
         return all(
-            _graph_statement(s, analysis, loop_depth, nested=True) or _break_in_branch(s, analysis)
+            _graph_statement(s, analysis, loop_depth, nested=True) or _break_in_branch(s, analysis, loop_depth)
             for child in child_blocks(statement) for s in _statements(child)
         )
     if isinstance(statement, cst.For) and statement.orelse is None and _name_target(statement.target) and (
@@ -292,7 +292,7 @@ def _breaking_branches_are_loop_invariant(loop: cst.For, analysis: FunctionAnaly
     return visitor.invariant
 
 
-def _break_in_branch(statement: cst.CSTNode, analysis: FunctionAnalysis) -> bool:
+def _break_in_branch(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_depth: int) -> bool:
     """A breaking statement in a branch of a Python-valued `if` (`if verbose: print(...)`,
     `if labels is not None: loss = ...item()`): the region keeps it. When the branch is not taken
     (the guards pin the test's value), the graph is whole; when it is, the capture breaks there
@@ -310,7 +310,8 @@ def _break_in_branch(statement: cst.CSTNode, analysis: FunctionAnalysis) -> bool
         return False
     # Dynamo 2.13 resumes wrongly inside an f-string after a break in it (`f"{loss.item():.4f}"`
     # with a symbolic int beside it rebuilds the string from the wrong stack): keep those Python.
-    return not _contains(statement, cst.FormattedString)
+    # Inside a loop Dynamo never resumes (it runs the region eagerly and carve re-splits).
+    return loop_depth > 0 or not _contains(statement, cst.FormattedString)
 
 
 # Breaks a capture resumes after (Dynamo splits the graph there and carries on).
