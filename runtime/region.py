@@ -28,6 +28,7 @@ Per call:
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from typing import Any, Callable, List, Optional
 
@@ -173,6 +174,10 @@ class GraphRegion:
             return self._to_dynamo(args, "a statement in the region breaks the graph")
         if not is_closed(self.fn, args):
             return self._to_dynamo(args)
+        if sys.getprofile() is not None:
+            # carve's tracer watches calls through sys.setprofile, which a profiler (cProfile,
+            # a debugger) holds now; Dynamo needs no such hook.
+            return self._to_dynamo(args, "a profiler holds sys.setprofile")
         dynamic = self.options.dynamic
         if dynamic is True or any(isinstance(a, torch.Tensor) and compat.has_dynamic_marks(a) for a in args):
             self.dynamic_reason = "dynamic=True" if dynamic is True else "torch._dynamo.mark_dynamic on an input"
