@@ -95,6 +95,9 @@ _CONVERSIONS = {"item", "tolist", "numpy", "__bool__", "__int__", "__float__", "
 _DATA_DEPENDENT = {"nonzero", "argwhere", "unique", "unique_consecutive", "masked_select", "bincount"}
 # Calls that run the autograd engine (CRV012).
 _AUTOGRAD = {"backward", "grad"}
+# Tensor methods whose effect is on autograd's Python-visible state, not on a value: a replayed
+# graph's outputs are new tensors (aot_eager, Inductor) that would not carry it (CRV017).
+_AUTOGRAD_STATE = {"retain_grad", "register_hook", "register_post_accumulate_grad_hook"}
 # Tensor metadata the guards pin down (dtype, device, shape, strides/contiguity, requires_grad):
 # reading it yields Python values that stay valid under the guards.
 _METADATA = {"size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous", "element_size",
@@ -376,6 +379,8 @@ class _Tracer(TorchFunctionMode):
         if name in _AUTOGRAD and (tensor_method or func is torch.autograd.grad):
             self.graph_break("CRV012", f"{name}() runs the autograd engine", sys._getframe(2))
             return None
+        if name in _AUTOGRAD_STATE and tensor_method:
+            raise _Untraceable(f"Tensor.{name}() changes autograd state a graph cannot replay")
         marker = compat.classify_callable(func)
         if marker is Marker.DISALLOWED:
             self.graph_break("CRV015", f"{getattr(func, '__qualname__', name)} is disallowed in graphs",

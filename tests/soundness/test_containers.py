@@ -20,7 +20,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from .harness import attempt, differential, paths, regions_of
+from .harness import BOTH, attempt, differential, paths, regions_of
 
 X = torch.arange(16.0)
 IMAGE = torch.arange(16.0).reshape(1, 1, 4, 4)
@@ -62,7 +62,7 @@ def test_shape_argument_to_reshape(fn, as_size):
         yield compiled(X, wrap((2, -1)))
         yield attempt(compiled, X, wrap((3, 5)))
 
-    compiled = differential(scenario)
+    compiled = differential(scenario, backends=BOTH)
     assert "fast" in paths(compiled[0])  # carve's own guards decide
 
 
@@ -78,7 +78,7 @@ def test_size_argument_to_interpolate(fn, as_size):
         yield compiled(IMAGE, wrap((8, 2)))
         yield compiled(IMAGE, wrap((8, 2)))
 
-    differential(scenario)
+    differential(scenario, backends=BOTH)
 
 
 def shape_of_another_tensor(x, like):
@@ -110,7 +110,7 @@ def test_nested_tuple_argument_on_the_fast_path():
         yield compiled(X, ((4, 4), True))
         yield compiled(X, ((4, 4), 1))
 
-    compiled = differential(scenario)
+    compiled = differential(scenario, backends=BOTH)
     assert paths(compiled[0]) == ["fast"]
 
 
@@ -132,7 +132,7 @@ def test_deeply_nested_tuple_argument_on_the_fast_path():
         yield compiled(X, nest(((4, 4), -1.0)))
         yield compiled(X, nest(((4, 4), 1)))
 
-    compiled = differential(scenario)
+    compiled = differential(scenario, backends=BOTH)
     assert paths(compiled[0]) == ["fast"]
 
 
@@ -440,7 +440,7 @@ def test_array_changed_in_place(fn, kind):
         values[1] = 0.5
         yield compiled(X, values)
 
-    differential(scenario)
+    differential(scenario, backends=BOTH)
 
 
 NP_TABLE = np.array([1.0, 2.0, 3.0])
@@ -459,7 +459,7 @@ def test_global_numpy_array_changed_in_place():
         yield compiled(X.double())
         NP_TABLE[:] = 0.0
 
-    differential(scenario)
+    differential(scenario, backends=BOTH)
 
 
 # -- a dict of tensors whose tensors are replaced ---------------------------------------------------
@@ -489,7 +489,7 @@ def test_dict_of_tensors_whose_tensors_are_replaced(fn):
         params["b"] = torch.ones(3)
         yield attempt(compiled, X, params)
 
-    differential(scenario)
+    differential(scenario, backends=BOTH)
 
 
 STATE = {"w": torch.ones(3)}
@@ -539,7 +539,7 @@ def test_list_of_tensors_mutated_between_calls(fn):
         xs[1] = torch.zeros(4)
         yield attempt(compiled, xs)
 
-    differential(scenario)
+    differential(scenario, backends=BOTH)
 
 
 def mixed_list(x, items):

@@ -20,7 +20,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .harness import attempt, differential, paths, regions_of
+from .harness import BOTH, attempt, differential, paths, regions_of
 
 X = torch.arange(1.0, 7.0).reshape(2, 3)
 BREAKS = pytest.mark.parametrize("breaks", [False, True], ids=["one-graph", "graph-break"])
@@ -67,7 +67,7 @@ def test_submodule_attribute_changed_after_first_call(breaks):
         net.block.scale = -0.5
         yield compiled(X)
 
-    differential(scenario)
+    differential(scenario, backends=BOTH)
 
 
 # -- a config object's field -----------------------------------------------------------------------
@@ -245,7 +245,7 @@ def test_global_tensor_rebound_and_updated_in_place(breaks):
         yield compiled(X)
         WEIGHT = torch.ones(3)
 
-    differential(scenario)
+    differential(scenario, backends=BOTH)
 
 
 # -- an lru_cache'd helper -------------------------------------------------------------------------
@@ -508,7 +508,7 @@ def test_default_dtype_changed_between_calls(breaks):
             torch.set_default_dtype(torch.float32)
         yield compiled(X)
 
-    compiled = differential(scenario)
+    compiled = differential(scenario, backends=BOTH)
     assert "fast" in paths(compiled[0])  # carve's own tracer: its guards hold the default dtype
 
 
@@ -538,7 +538,7 @@ def test_default_device_changed_between_calls(breaks):
             torch.set_default_device(None)
         yield compiled(3)
 
-    differential(scenario)
+    differential(scenario, backends=BOTH)
 
 
 # -- a parameter updated in place by an optimizer step -------------------------------------------
@@ -578,7 +578,7 @@ def test_parameters_updated_by_an_optimizer_step(breaks, optimizer):
             opt.zero_grad()
             yield out, loss, grads, [p.detach().clone() for p in net.parameters()]
 
-    differential(scenario)
+    differential(scenario, backends=BOTH)
 
 
 # -- grad mode ---------------------------------------------------------------------------------
@@ -617,7 +617,7 @@ def test_grad_mode_changes_between_calls(breaks):
         finally:
             torch.set_grad_enabled(True)
 
-    differential(scenario)
+    differential(scenario, backends=BOTH)
 
 
 # -- more reads: class attributes, attributes holding functions, module objects, buffers -----------
@@ -712,7 +712,7 @@ def test_buffer_reassigned_and_string_mode_switched(breaks):
         net.mode = "mul"
         yield compiled(X)
 
-    differential(scenario)
+    differential(scenario, backends=BOTH)
 
 
 def test_partial_keywords_changed_in_place():
@@ -773,7 +773,7 @@ def test_fast_path_arguments_are_guarded_by_value():
         yield compiled(X, 2.0, (2, 3))
         yield attempt(compiled, X, 2.0, (4, 2))
 
-    compiled = differential(scenario)
+    compiled = differential(scenario, backends=BOTH)
     assert all(region.path == "fast" for region in regions_of(compiled[0]))
 
 
@@ -798,7 +798,7 @@ def test_training_flag_of_a_nested_submodule():
         net.train()
         yield compiled(X), net.body[1].running_mean
 
-    differential(scenario)
+    differential(scenario, backends=BOTH)
 
 
 # -- torch state read through the torch module (not in torch's global state guard) -----------------
@@ -834,7 +834,7 @@ def test_torch_state_read_through_the_torch_module(fn):
             torch.backends.mkldnn.enabled = True
         yield compiled(X)
 
-    differential(scenario)
+    differential(scenario, backends=BOTH)
 
 
 class AddOne(torch.overrides.TorchFunctionMode):
