@@ -132,7 +132,7 @@ class GraphRegion:
     @property
     def compile_times(self) -> List[float]:
         own = [e.compile_time for e in reversed(self.entries) if e.compiled is not None]
-        return own + (list(self.capture.recorder.compile_times) if self.capture is not None else [])
+        return own + (list(self.capture.compile_seconds) if self.capture is not None else [])
 
     def __repr__(self) -> str:
         return f"<carve GraphRegion {self.name} {self.filename}:{self.first_line}-{self.last_line}>"
