@@ -14,12 +14,13 @@ when, on this call:
   `torch.zeros`) or whose result is guarded (`torch.is_grad_enabled()`), never
   other Python state (`torch.initial_seed()`, `torch.backends.mkldnn.enabled`);
 - every argument is a plain tensor (`torch.Tensor` or `nn.Parameter`, no
-  subclass that could run Python in `__torch_function__`) or an immutable
-  Python value (numbers, strings, None, dtypes, devices, sizes, slices and
-  tuples of those);
+  subclass that could run Python in `__torch_function__`, no attributes of its
+  own such as `x.scale = 2.0`) or an immutable Python value (numbers, strings,
+  None, dtypes, devices, sizes, slices and tuples of those);
 - no TorchFunctionMode or TorchDispatchMode is active (`torch.set_default_device`
   is one): a mode runs Python on every op and changes what a factory function
-  makes, which a replayed graph would not do.
+  makes, which a replayed graph would not do; nor a functorch transform (vmap,
+  torch.func.grad), whose wrapped tensors a compiled graph cannot take.
 
 Then every call the region makes is a torch function, a tensor method or a
 pure builtin, and every read is an argument (guarded by the fast path) or a
@@ -209,7 +210,9 @@ def _open_global_read(fn: types.FunctionType) -> Optional[str]:
 def _closed_value(value: Any) -> bool:
     kind = type(value)
     if kind in _PLAIN_TENSORS:
-        return True
+        # No attributes of its own (`x.scale = 2.0`): the region could read them, and the guards
+        # check tensors by metadata, not by identity.
+        return not value.__dict__
     if kind in _IMMUTABLE_TYPES or kind is torch.Size:
         return True
     if kind is tuple:
@@ -218,7 +221,8 @@ def _closed_value(value: Any) -> bool:
 
 
 def _modes_active() -> bool:
-    return bool(torch._C._len_torch_function_stack() or torch._C._len_torch_dispatch_stack())
+    return bool(torch._C._len_torch_function_stack() or torch._C._len_torch_dispatch_stack()
+                or torch._C._functorch.peek_interpreter_stack() is not None)
 
 
 def is_closed(fn: Any, args: tuple) -> bool:
@@ -235,7 +239,8 @@ def open_reason(fn: Any, args: tuple) -> str:
     if not isinstance(fn, types.FunctionType):
         return "not a Python function"
     if _modes_active():
-        return "a TorchFunctionMode or TorchDispatchMode is active (torch.set_default_device, ...)"
+        return ("a TorchFunctionMode, TorchDispatchMode or functorch transform is active "
+                "(torch.set_default_device, vmap, torch.func.grad, ...)")
     if _global_reads(fn.__code__) is None:
         return "closure cells, nested functions, imports or attribute/global stores in the region"
     read = _open_global_read(fn)
@@ -243,5 +248,6 @@ def open_reason(fn: Any, args: tuple) -> str:
         return f"reads global {read!r}"
     for i, a in enumerate(args):
         if not _closed_value(a):
-            return f"argument {i} is a {type(a).__name__}"
+            own = " with attributes of its own" if isinstance(a, torch.Tensor) and a.__dict__ else ""
+            return f"argument {i} is a {type(a).__name__}{own}"
     return "closed"

@@ -5,9 +5,8 @@ holds. `GuardSet.build` collects those facts from a `TraceResult`:
 
 - every tensor the region receives or lifts (arguments, module parameters and
   buffers, tensors in the region's globals and closure cells): exact type,
-  dtype, device, shape, requires_grad, and contiguity (exact strides if the
-  tensor was not contiguous); tensors that were the same object at trace time
-  must stay the same object;
+  dtype, device, shape, requires_grad, exact strides, and no instance attributes;
+  tensors that were the same object at trace time must stay the same object;
 - Python scalars, strings and None among the arguments by type and value (so
   True and 1 differ), containers by type and length/keys, other objects by
   identity;
@@ -16,7 +15,8 @@ holds. `GuardSet.build` collects those facts from a `TraceResult`:
 - the globals and closure cells the region reads, and the globals of the user
   callees it traced through, by value (constants) or identity (anything else);
 - torch's global state: grad mode, autocast, default dtype, inference mode, and the
-  TorchFunctionMode / TorchDispatchMode stacks (`torch.set_default_device` pushes a mode).
+  TorchFunctionMode / TorchDispatchMode stacks (`torch.set_default_device` pushes a mode),
+  no functorch transform (vmap, torch.func.grad) active.
 
 The checks become the source text of ONE Python function (exec'd), so the
 hot path is a single call:
@@ -169,6 +169,9 @@ class GuardSet:
         # Strides, not is_contiguous(): contiguity ignores size-1 dimensions, whose stride a
         # traced x.stride() would still have read.
         conds.append(f"{v}.stride() == {self.const(t.stride(), 'ST')}")
+        if not t.__dict__:
+            # No attributes of its own (closed.py): a region reading `x.scale` is not closed.
+            conds.append(f"not {v}.__dict__")
         layout = f"strides={t.stride()}"
         self.add(f"{source.name()}: {type(t).__name__} dtype={t.dtype} device={t.device} "
                  f"shape={tuple(t.shape)} requires_grad={t.requires_grad} {layout}", *conds)
@@ -299,7 +302,8 @@ class GuardSet:
 
     def guard_mode_stacks(self) -> None:
         """The TorchFunctionMode and TorchDispatchMode stacks as at trace time (torch.set_default_device
-        pushes one): a mode changes what the ops make, and a replayed graph does not run it."""
+        pushes one), and no functorch transform: a mode changes what the ops make, and a replayed
+        graph does not run it; a transform's wrapped tensors cannot go through a compiled graph."""
         self.ns["_function_modes"] = torch._C._len_torch_function_stack
         self.ns["_dispatch_modes"] = torch._C._len_torch_dispatch_stack
         conds, parts = [], []
@@ -312,6 +316,11 @@ class GuardSet:
                 getter = self.const(at, "AT")
                 conds.extend(f"{getter}({i}) is {self.const(mode, 'MODE')}" for i, mode in enumerate(modes))
             parts.append(f"{kind} modes {[type(m).__name__ for m in modes]}")
+        functorch = torch._C._functorch.peek_interpreter_stack()
+        if functorch is None:
+            self.ns["_functorch_level"] = torch._C._functorch.peek_interpreter_stack
+            conds.append("_functorch_level() is None")
+            parts.append("no functorch transform")
         self.add("torch mode stacks as at trace time: " + ", ".join(parts), *conds)
 
     # ---- the one entry point --------------------------------------------------------------

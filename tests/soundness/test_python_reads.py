@@ -871,3 +871,57 @@ def test_torch_function_mode_entered_between_calls(fn, backend):
         yield compiled(X)
 
     differential(scenario, backends=[backend])
+
+
+# -- attributes set on a tensor, and functorch transforms around the compiled function --------------
+
+def tensor_attribute(x):
+    return x * x.scale
+
+
+def tensor_attribute_with_break(x):
+    y = x * x.scale
+    print("scale", x.scale)
+    return y + x.scale
+
+
+@pytest.mark.parametrize("fn", [tensor_attribute, tensor_attribute_with_break], ids=["one-graph", "graph-break"])
+def test_attribute_set_on_a_tensor_argument(fn):
+    def scenario(compile):
+        compiled = compile(fn)
+        x = torch.ones(3)
+        x.scale = 2.0
+        yield compiled(x)
+        other = torch.ones(3)
+        other.scale = 3.0  # same metadata, another attribute value
+        yield compiled(other)
+        x.scale = -1.0
+        yield compiled(x)
+        yield attempt(compiled, torch.ones(3))  # no attribute: AttributeError, as eagerly
+
+    differential(scenario, backends=BOTH)
+
+
+def smooth(x):
+    return (x.sin() * 2).sum()
+
+
+def smooth_with_break(x):
+    y = x.sin() * 2
+    print("y", y.shape)
+    return y.sum()
+
+
+@pytest.mark.parametrize("fn", [smooth, smooth_with_break], ids=["one-graph", "graph-break"])
+def test_functorch_transforms_around_the_compiled_function(fn):
+    def scenario(compile):
+        compiled = compile(fn)
+        w = torch.arange(3.0, requires_grad=True)
+        yield compiled(w)
+        yield compiled(w)  # a cached graph for a plain tensor that requires grad
+        yield attempt(torch.func.grad(compiled), torch.arange(3.0))
+        yield attempt(torch.vmap(compiled), torch.arange(6.0, requires_grad=True).reshape(2, 3))
+        yield attempt(torch.func.jacrev(torch.func.grad(compiled)), torch.arange(3.0))
+        yield compiled(w)
+
+    differential(scenario, backends=BOTH)
