@@ -88,15 +88,18 @@ def _fullgraph_refusal(
 ) -> Finding | None:
     """Why `fullgraph=True` cannot give one graph, or None.
 
-    A break torch.compile would meet anywhere in the function (one in a branch a region keeps
-    still breaks when the branch is taken); else a statement carve runs eagerly although
+    A break torch.compile would meet anywhere in the function outside the regions (one in a
+    branch a region keeps is met, and refused, by the capture only when the branch is taken); else a statement carve runs eagerly although
     torch.compile would trace it (`LOG.append(1)`, `idx = y.nonzero()`), when graph work runs
     both before and after it. Eager statements only before or after the one graph
     (`a = next(it)` ahead of the tensor work) leave it whole."""
-    for finding in analysis.findings:
-        if rule(finding.code).breaks_torch_compile:
-            return finding
     regions = [(region.first_line, region.last_line) for region in outlined.regions]
+    for finding in analysis.findings:
+        # A break the partition kept inside a region (`if verbose: print(...)`) is torch.compile's
+        # case too: one graph while the branch is not taken, the capture's error when it is.
+        inside_region = any(first <= finding.line <= last for first, last in regions)
+        if rule(finding.code).breaks_torch_compile and not inside_region:
+            return finding
     loops = [context.line_range(loop) for loop in _loops(node)]
     for eager in outlined.eager:
         for finding in eager.findings:

@@ -8,6 +8,7 @@ torch.compile's.
 
 from __future__ import annotations
 
+import pytest
 import torch
 import torch.nn as nn
 
@@ -222,3 +223,27 @@ def test_tensor_work_in_python_side_effects_runs_in_graphs():
     graph_ops = {node.target.__name__ if callable(node.target) else node.target
                  for gm in backend.graph_modules for node in gm.graph.nodes if node.op != "placeholder"}
     assert {"mean", "sum"} <= graph_ops, graph_ops
+
+
+def maybe_logs(x, verbose=False):
+    y = x.sin()
+    if verbose:
+        print("y", y)
+    return y * 2
+
+
+def test_fullgraph_accepts_a_break_in_an_untaken_branch_as_torch_compile_does(capsys):
+    by_torch = torch.compile(maybe_logs, backend="eager", fullgraph=True)
+    backend = CountingBackend()
+    compiled = carve.compile(maybe_logs, backend=backend, fullgraph=True)
+    x = torch.randn(3)
+    torch.testing.assert_close(by_torch(x), maybe_logs(x))
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x), maybe_logs(x))
+    assert backend.graphs == 1
+    with pytest.raises(torch._dynamo.exc.Unsupported):
+        by_torch(x, True)
+    with pytest.raises(carve.GraphBreakError) as raised:
+        compiled(x, True)
+    assert raised.value.lineno == maybe_logs.__code__.co_firstlineno + 3
+    assert capsys.readouterr().out == ""  # the print never ran
