@@ -37,6 +37,8 @@ _EXPORTS = {
     "error_on_graph_break": "carve.runtime.markers",
     "graph_break": "carve.runtime.markers",
     "is_compiling": "carve.runtime.markers",
+    "mark_dynamic": "carve.runtime.markers",
+    "mark_static": "carve.runtime.markers",
     "nonstrict_trace": "carve.runtime.markers",
     "skip_frame": "carve.runtime.markers",
 }

@@ -237,6 +237,19 @@ def error_on_graph_break(flag: bool) -> Any:
     return ErrorOnGraphBreak(flag)
 
 
+def mark_dynamic(tensor: Any, dim: Any) -> None:
+    """`carve.mark_dynamic(x, 1)`: trace dimension `dim` of `x` (an int or a list of ints) with
+    a symbolic size from the first capture, so one graph serves every size; the same mark as
+    `torch._dynamo.mark_dynamic`, which carve honours too."""
+    _dynamo.mark_dynamic(tensor, dim)
+
+
+def mark_static(tensor: Any, dim: Any = None) -> None:
+    """`carve.mark_static(x, 0)`: never make dimension `dim` of `x` symbolic (all dimensions when
+    `dim` is None), even when its size changes; the same mark as `torch._dynamo.mark_static`."""
+    _dynamo.mark_static(tensor, dim)
+
+
 # Code objects the tracer recognises in `sys.setprofile` call events.
 MARKER_CODES = {
     "graph_break": graph_break.__code__,

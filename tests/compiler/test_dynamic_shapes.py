@@ -97,3 +97,48 @@ def test_generation_loop_with_a_growing_sequence():
     # 36 steps over 14 different lengths: a handful of graphs, not one per length.
     assert 1 <= backend.graphs <= 6, backend.graphs
     assert all(region.path != "eager" for region in compiled.regions)
+
+
+def scaled_rows(x):
+    y = x.softmax(-1) * x.shape[1]
+    print("rows", y.shape[0])
+    return y.sum(0)
+
+
+@pytest.mark.parametrize("spelling", ["carve", "torch"])
+def test_mark_dynamic_is_symbolic_from_the_first_call(spelling, capsys):
+    mark = carve.mark_dynamic if spelling == "carve" else torch._dynamo.mark_dynamic
+    backend = CountingBackend()
+    compiled = carve.compile(scaled_rows, backend=backend)
+    for length in (4, 6, 9, 13):
+        x = torch.randn(3, length)
+        mark(x, 1)
+        torch.testing.assert_close(compiled(x), scaled_rows(x))
+    # The region that reads x made one graph for every length: the size was symbolic from the
+    # start. (The next region reads `y`, a tensor carve made, which automatic dynamic shapes
+    # make symbolic when it changes.)
+    first = compiled.regions[0]
+    assert first.path == "dynamo" and len(first.graphs) == 1, (first.path, len(first.graphs))
+
+
+@pytest.mark.parametrize("spelling", ["carve", "torch"])
+def test_mark_static_keeps_a_changing_size_specialised(spelling, capsys):
+    mark = carve.mark_static if spelling == "carve" else torch._dynamo.mark_static
+    compiled = carve.compile(scaled_rows, backend="eager")
+    for length in (4, 6, 9):
+        x = torch.randn(3, length)
+        mark(x, 1)
+        torch.testing.assert_close(compiled(x), scaled_rows(x))
+    first = compiled.regions[0]  # the region that reads x
+    assert first.dynamic_reason is None or "dim 1" not in first.dynamic_reason, first.dynamic_reason
+    assert len(first.graphs) == 3  # one specialised graph per length
+
+
+def test_dynamic_false_specialises_every_size(capsys):
+    backend = CountingBackend()
+    compiled = carve.compile(scaled_rows, backend=backend, dynamic=False)
+    for length in (4, 6, 9):
+        x = torch.randn(3, length)
+        torch.testing.assert_close(compiled(x), scaled_rows(x))
+    assert all(region.dynamic_reason is None for region in compiled.regions)
+    assert backend.graphs == 3 * len(compiled.regions)
