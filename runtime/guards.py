@@ -337,6 +337,7 @@ class GuardSet:
         gs.descriptions.append(f"called with {len(args)} arguments")
 
         seen_tensors: Dict[int, Source] = {}
+        tensor_at: Dict[Source, torch.Tensor] = {}
 
         def tensor(source: Source, t: torch.Tensor) -> None:
             first = seen_tensors.get(id(t))
@@ -345,6 +346,7 @@ class GuardSet:
                        f"{gs.var(source)} is {gs.var(first)}")
                 return
             seen_tensors[id(t)] = source
+            tensor_at[source] = t
             gs.guard_tensor(source, t)
 
         walked = set()
@@ -367,13 +369,21 @@ class GuardSet:
         for source, t in zip(trace.input_sources, trace.example_inputs):
             if id(t) not in seen_tensors:
                 tensor(source, t)
-        # A graph that mutates tensors was traced with distinct input tensors: aliasing them
-        # later could change what the mutation does (and backends functionalize on that basis).
+        # A graph that mutates tensors depends on which inputs share memory: a write through one
+        # is seen through the others eagerly, and backends functionalize the graph on the sharing
+        # seen at trace time (two views of one storage are two distinct objects).
         distinct = list(seen_tensors.values())
         if trace.graph_module is not None and 1 < len(distinct) <= 64 and _mutates(trace.graph_module):
-            names = ", ".join(f"id({gs.var(s)})" for s in distinct)
-            gs.add("the graph mutates tensors: its tensor inputs stay distinct objects",
-                   f"len({{{names}}}) == {len(distinct)}")
+            tensors = [tensor_at[source] for source in distinct]
+            pattern = storage_pattern(tensors)
+            names = ", ".join(gs.var(s) for s in distinct)
+            gs.ns["storage_pattern"] = storage_pattern
+            gs.add(f"the graph mutates tensors: inputs share storage as at trace time {pattern}",
+                   f"storage_pattern(({names},)) == {pattern!r}")
+            for index, (source, t) in enumerate(zip(distinct, tensors)):
+                if pattern.count(pattern[index]) > 1:
+                    gs.add(f"{source.name()} starts at storage offset {t.storage_offset()}",
+                           f"{gs.var(source)}.storage_offset() == {t.storage_offset()}")
         gs.guard_attribute_chains(fn, args, walked)
         for name, value in gi.global_names.items():
             source = Source(("global", name))
@@ -471,6 +481,13 @@ class GuardSet:
 
     def source(self) -> str:
         return self.render("check", lambda i: "return False", ["return True"])
+
+
+def storage_pattern(tensors: Any) -> tuple:
+    """For each tensor, the index of the first tensor sharing its storage: (0, 1, 0) when the first
+    and the third share memory."""
+    first: Dict[int, int] = {}
+    return tuple(first.setdefault(t.untyped_storage()._cdata, i) for i, t in enumerate(tensors))
 
 
 def _plain_object(value: Any) -> bool:

@@ -714,3 +714,45 @@ def test_retain_grad(fn):
             yield out, x.grad, y.grad, z.grad
 
     differential(scenario, backends=BOTH)
+
+
+# -- a write through one argument, seen through another sharing its memory -----------------------
+
+def write_then_read(a, b):
+    a.add_(1)
+    return b * 2
+
+
+def bump(t):
+    t.add_(1)
+
+
+def write_in_a_callee_then_read(a, b):
+    h = a * 1
+    bump(a)
+    return b * 2 + h
+
+
+@pytest.mark.parametrize("fn, backend", [
+    (write_then_read, "eager"), (write_then_read, "aot_eager"), (write_in_a_callee_then_read, "eager"),
+    pytest.param(write_in_a_callee_then_read, "aot_eager", marks=pytest.mark.xfail(
+        strict=True, reason="Dynamo (torch 2.13) does not guard which inputs share storage: a region it "
+        "compiled with aot_eager for distinct tensors, called with two views of one tensor, misses the write "
+        "(torch.compile(backend='aot_eager') does the same)"))],
+    ids=["function-eager", "function-aot_eager", "callee-eager", "callee-aot_eager"])
+def test_in_place_write_seen_through_an_aliasing_argument(fn, backend):
+    def scenario(compile):
+        compiled = compile(fn)
+        for _ in range(2):
+            a, b = torch.zeros(4), torch.zeros(4)
+            yield compiled(a, b), a, b
+        base = torch.zeros(4)
+        yield compiled(base, base[:]), base  # the same memory, another object
+        base = torch.zeros(8)
+        yield compiled(base[:4], base[2:6]), base  # overlapping views
+        base = torch.zeros(8)
+        yield compiled(base[:4], base[4:]), base  # one storage, no overlap
+        a = torch.zeros(4)
+        yield compiled(a, a), a
+
+    differential(scenario, backends=[backend])
