@@ -925,3 +925,49 @@ def test_functorch_transforms_around_the_compiled_function(fn):
         yield compiled(w)
 
     differential(scenario, backends=BOTH)
+
+
+# -- the forward a compiled module runs, patched after the first call ---------------------------------
+
+class Patchable(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+ORIGINAL_FORWARD = Patchable.forward
+
+
+def patched_forward(self, x):
+    return x * 3
+
+
+@pytest.mark.xfail(strict=True, reason="carve.api.compile_module puts the compiled forward of the class as it was "
+                   "at compile time on the compiled module's own subclass: Patchable.forward patched later is "
+                   "never read (torch.compile's module wrapper looks forward up on every call)")
+def test_module_class_forward_patched_after_the_first_call():
+    def scenario(compile):
+        Patchable.forward = ORIGINAL_FORWARD
+        net = Patchable()
+        compiled = compile(net)
+        try:
+            yield compiled(X)
+            Patchable.forward = patched_forward
+            yield compiled(X)
+        finally:
+            Patchable.forward = ORIGINAL_FORWARD
+        yield compiled(X)
+
+    differential(scenario)
+
+
+def test_module_instance_forward_replaced_after_the_first_call():
+    def scenario(compile):
+        net = Patchable()
+        compiled = compile(net)
+        yield compiled(X)
+        net.forward = lambda x: x * 4  # as accelerate's and PEFT's hooks do
+        yield compiled(X)
+        del net.forward
+        yield compiled(X)
+
+    differential(scenario)
