@@ -186,6 +186,9 @@ class GuardSet:
             elif type(value) is float and value == 0.0:
                 # -0.0 == 0.0, but 1 / x tells them apart: guard the sign too.
                 cond = f"{v} == 0.0 and str({v}) == {str(value)!r}"
+            elif type(value) is complex:
+                # str tells apart the signs of zero parts and matches NaN parts, which == does not.
+                cond = f"str({v}) == {str(value)!r}"
             else:
                 cond = f"{v} == {self.const(value, 'K')}"
             self.add(f"{source.name()} == {value!r} ({type(value).__name__})",

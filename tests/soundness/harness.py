@@ -69,6 +69,8 @@ def same(a: Any, b: Any) -> bool:
         if a.device.type == "meta":
             return True
         a, b = a.detach(), b.detach()
+        if a.is_complex():
+            return same(torch.view_as_real(a.resolve_conj()), torch.view_as_real(b.resolve_conj()))
         if not torch.equal(a, b) and not (a.is_floating_point() and torch.equal(a.isnan(), b.isnan())
                                           and torch.equal(a.nan_to_num(), b.nan_to_num())):
             return False

@@ -777,6 +777,23 @@ def test_fast_path_arguments_are_guarded_by_value():
     assert all(region.path == "fast" for region in regions_of(compiled[0]))
 
 
+def filled(x, value):
+    return x * 2, torch.full((2,), value)
+
+
+def test_fast_path_complex_arguments_are_guarded_by_value():
+    def scenario(compile):
+        compiled = compile(filled)
+        yield compiled(X, complex(1.0, 0.0))
+        yield compiled(X, complex(1.0, -0.0))  # == complex(1.0, 0.0), another sign bit
+        yield compiled(X, complex(-0.0, 2.0))
+        yield compiled(X, complex(float("nan"), 1.0))
+        yield compiled(X, complex(float("nan"), 1.0))
+
+    compiled = differential(scenario, backends=BOTH)
+    assert all(region.path == "fast" for region in regions_of(compiled[0]))
+
+
 def test_training_flag_of_a_nested_submodule():
     class Net(nn.Module):
         def __init__(self):
