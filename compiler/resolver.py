@@ -16,6 +16,8 @@ a break three calls deep is reported at the call in the compiled function.
 from __future__ import annotations
 
 import builtins
+import functools
+import importlib
 import os
 import sys
 import sysconfig
@@ -23,7 +25,7 @@ import types
 
 import libcst as cst
 
-from carve.rewriters.analysis import ModuleContext, analyze_function
+from carve.rewriters.analysis import TRACEABLE_CONTEXT_MANAGERS, ModuleContext, analyze_function
 from carve.rewriters.callees import CalleeInfo, CalleeKind
 from carve.rewriters.names import dotted_name
 from carve.runtime import compat
@@ -53,9 +55,28 @@ def add_module_aliases(imports, fn) -> None:
     The decorator path parses just the function's source, so `import numpy as np` at the top
     of the user's file is known only through the function's live globals.
     """
+    known = _torch_context_manager_names()
     for name, value in getattr(fn, "__globals__", {}).items():
-        if isinstance(value, types.ModuleType) and name not in imports.aliases:
+        if name in imports.aliases:
+            continue
+        if isinstance(value, types.ModuleType):
             imports.aliases[name] = value.__name__
+        elif id(value) in known:  # `from torch.nn.attention import sdpa_kernel`
+            imports.aliases[name] = known[id(value)]
+
+
+@functools.lru_cache(maxsize=1)
+def _torch_context_manager_names() -> dict[int, str]:
+    """id(object) -> the name the rules spell it by, for torch's own context managers."""
+    names: dict[int, str] = {}
+    for dotted in sorted(TRACEABLE_CONTEXT_MANAGERS):
+        module_name, _, attribute = dotted.rpartition(".")
+        try:
+            value = getattr(importlib.import_module(module_name), attribute)
+        except (ImportError, AttributeError):
+            continue
+        names.setdefault(id(value), dotted)
+    return names
 
 
 def is_user_code(code: types.CodeType) -> bool:

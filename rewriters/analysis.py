@@ -38,6 +38,11 @@ RESUMABLE_CONTEXT_MANAGERS = frozenset({
     "torch.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast", "torch.cuda.amp.autocast",
     "contextlib.nullcontext", "torch.device",
 })
+# torch's context managers Dynamo records in a graph (its state changes become graph nodes), so a
+# `with` block of theirs can be one graph region even where a break inside it is not resumable.
+TRACEABLE_CONTEXT_MANAGERS = RESUMABLE_CONTEXT_MANAGERS | frozenset({
+    "torch.nn.attention.sdpa_kernel", "torch.random.fork_rng",
+})
 CONTAINMENT_RULES = {cst.For: "CRV006", cst.While: "CRV006", cst.Try: "CRV007", cst.With: "CRV008"}
 if hasattr(cst, "TryStar"):
     CONTAINMENT_RULES[cst.TryStar] = "CRV007"
@@ -203,7 +208,7 @@ class _FunctionWalker:
         elif isinstance(statement, cst.With):
             for item in statement.items:
                 self._expressions(statement, item.item)
-            if self._resumable(statement):
+            if self._entered_all_in(statement, TRACEABLE_CONTEXT_MANAGERS):
                 self.analysis.torch_context_managers.add(id(statement))
         self._forced_header(statement)
         header_broke = any(rule(f.code).lint_default for f in self.analysis.findings_of(statement))
@@ -226,9 +231,12 @@ class _FunctionWalker:
             self._record(statement, Finding(code, message, header_line))
 
     def _resumable(self, statement: cst.With) -> bool:
+        return self._entered_all_in(statement, RESUMABLE_CONTEXT_MANAGERS)
+
+    def _entered_all_in(self, statement: cst.With, managers: frozenset) -> bool:
         for item in statement.items:
             expression = item.item.func if isinstance(item.item, cst.Call) else item.item
-            if self.ctx.qualified(expression) not in RESUMABLE_CONTEXT_MANAGERS:
+            if self.ctx.qualified(expression) not in managers:
                 return False
         return True
 

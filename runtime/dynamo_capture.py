@@ -174,9 +174,9 @@ class DynamoCapture:
         if code is None or compat.dynamo_skipped_frame(code, self._skip_reasons_seen) is None:
             return
         self.skipped = True
-        event = BreakEvent("CRV006", "a graph break inside a loop of the region: torch._dynamo runs the region "
-                           "eagerly; carve keeps that loop as Python from the next call",
-                           self.filename, self.first_line)
+        event = BreakEvent("CRV006", "torch._dynamo gave up on the region (a graph break it cannot resume "
+                           "after, such as one inside a loop) and runs it eagerly; carve re-splits the function "
+                           "at the breaking statements it knows of", self.filename, self.first_line)
         self.break_events.append(event)
         log.log_graph_break(event)
         if self.on_skip is not None:

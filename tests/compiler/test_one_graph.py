@@ -11,6 +11,8 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn as nn
+from torch import no_grad
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import carve
 from tests.conftest import CountingBackend
@@ -45,6 +47,20 @@ def under_autocast(x):
         b = a * 2
         c = b + a
     return c
+
+
+def under_imported_no_grad(x):
+    with no_grad():
+        a = x.sin()
+        b = a * 2
+    return b + a
+
+
+def under_sdpa_kernel(q):
+    with sdpa_kernel(SDPBackend.MATH):
+        a = torch.nn.functional.scaled_dot_product_attention(q, q, q)
+        b = a * 2
+    return b + 1
 
 
 def try_body(x):
@@ -104,6 +120,8 @@ def test_fragmentation_cases_are_one_graph():
     cases = {
         "no_grad": (under_no_grad, x),
         "autocast": (under_autocast, x),
+        "no_grad imported by name": (under_imported_no_grad, x),
+        "sdpa_kernel": (under_sdpa_kernel, torch.randn(1, 2, 4, 8)),
         "try body": (try_body, x),
         "dict items": (items_loop, {"a": x, "b": x * 2}),
         "ModuleList with untaken print": (Blocks(), x),
