@@ -41,7 +41,7 @@ RESUMABLE_CONTEXT_MANAGERS = frozenset({
 # torch's context managers Dynamo records in a graph (its state changes become graph nodes), so a
 # `with` block of theirs can be one graph region even where a break inside it is not resumable.
 TRACEABLE_CONTEXT_MANAGERS = RESUMABLE_CONTEXT_MANAGERS | frozenset({
-    "torch.nn.attention.sdpa_kernel", "torch.random.fork_rng",
+    "torch.nn.attention.sdpa_kernel",
 })
 CONTAINMENT_RULES = {cst.For: "CRV006", cst.While: "CRV006", cst.Try: "CRV007", cst.With: "CRV008"}
 if hasattr(cst, "TryStar"):
