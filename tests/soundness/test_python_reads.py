@@ -18,7 +18,6 @@ import types
 import pytest
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 from .harness import BOTH, attempt, differential, paths, regions_of
 
