@@ -415,22 +415,55 @@ _originals: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 def compile_module(module, options: CompileOptions):
     """A new object of a subclass of the module's class, sharing its state, whose forward is
     compiled (see CompiledModule)."""
-    cls = type(module)
-    forward = cls.forward
-    namespace = {
-        "__module__": cls.__module__,
-        "__qualname__": cls.__qualname__,
-        "__doc__": cls.__doc__,
-        "forward": _wrap(forward, options),
-        "_carve_original_class": cls,
-        "_carve_options": options,
-    }
-    compiled_class = types.new_class(cls.__name__, (CompiledModule, cls), exec_body=lambda ns: ns.update(namespace))
-    compiled = object.__new__(compiled_class)
+    compiled = object.__new__(_compiled_class(type(module), options, _wrap))
     compiled.__dict__ = module.__dict__
     _originals[compiled] = module
     return compiled
 
+
+def _compiled_class(cls, options: CompileOptions, wrap):
+    """The subclass of `cls` whose forward is `cls.forward` compiled by `wrap`."""
+    namespace = {
+        "__module__": cls.__module__,
+        "__qualname__": cls.__qualname__,
+        "__doc__": cls.__doc__,
+        "forward": _compiled_class_forward(cls, options, wrap),
+        "_carve_original_class": cls,
+        "_carve_options": options,
+    }
+    return types.new_class(cls.__name__, (CompiledModule, cls), exec_body=lambda ns: ns.update(namespace))
+
+
+def _compiled_class_forward(cls, options: CompileOptions, wrap):
+    """The forward of a compiled module's class: the original class's forward *as it is now*,
+    compiled. A forward patched onto the class after compiling is compiled and run, as
+    torch.compile's module wrapper looks forward up on every call.
+
+        compiled = carve.compile(net); compiled(x)
+        Net.forward = new_forward          # the next call compiles and runs new_forward
+    """
+    versions: dict = {}
+
+    def forward(self, *args, **kwargs):
+        current = cls.forward
+        compiled = versions.get(current)
+        if compiled is None:
+            compiled = versions[current] = wrap(current, options)
+            forward.__carve_compiled__ = compiled_function_of(compiled)
+        return compiled(self, *args, **kwargs)
+
+    compiled = versions[cls.forward] = wrap(cls.forward, options)
+    forward.__carve_compiled__ = compiled_function_of(compiled)
+    forward.__wrapped__ = cls.forward
+    for attribute in ("__name__", "__qualname__", "__doc__", "__module__"):
+        setattr(forward, attribute, getattr(cls.forward, attribute, None))
+    return forward
+
+
+# module -> [(options, its compiled module)], for modules called from statements that stay Python,
+# and module class -> [(options, its compiled class)].
+_nested_modules: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_nested_classes: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 # callee -> [(options, its carve-compiled version)], for `RegionSet.compiled` (nested frames):
 # a callee reached from callers compiled with different options is compiled once per options.
@@ -445,8 +478,25 @@ def compile_nested(fn, options: CompileOptions):
         compiled = compile_nested(fn.__func__, options)
         return fn if compiled is fn.__func__ else types.MethodType(compiled, fn.__self__)
     if _is_module(fn):
+        # Called through nn.Module.__call__, so its hooks run around the compiled forward.
         compiled_forward = compile_nested(type(fn).forward, options)
-        return fn if compiled_forward is type(fn).forward else functools.partial(compiled_forward, fn)
+        if compiled_forward is type(fn).forward:
+            return fn
+        versions = _nested_modules.setdefault(fn, [])
+        for known_options, compiled in versions:
+            if known_options is options or known_options == options:
+                return compiled
+        # One compiled class per (class, options): blocks of one class share their compiled
+        # forward (and its graphs), as they share the class's forward in eager.
+        classes = _nested_classes.setdefault(type(fn), [])
+        compiled_class = next((c for known, c in classes if known is options or known == options), None)
+        if compiled_class is None:
+            compiled_class = _compiled_class(type(fn), options, compile_nested)
+            classes.append((options, compiled_class))
+        compiled = object.__new__(compiled_class)
+        compiled.__dict__ = fn.__dict__  # carve keeps no reference to the module itself
+        versions.append((options, compiled))
+        return compiled
     if not isinstance(fn, types.FunctionType) or fn.__name__ == "<lambda>":
         return fn
     from carve.resolver import is_user_code

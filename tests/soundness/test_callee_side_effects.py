@@ -784,9 +784,6 @@ def calls_announcing(x):
     return y.relu()
 
 
-@pytest.mark.xfail(strict=True, reason="carve.api.compile_nested calls a module callee as "
-                   "partial(compiled forward, module): nn.Module.__call__ is skipped, so the module's forward "
-                   "hooks and pre-hooks (and global module hooks) never run")
 def test_hooks_of_a_module_called_from_an_eager_statement():
     def scenario(compile):
         HOOK_CALLS.clear()

@@ -957,9 +957,6 @@ def patched_forward(self, x):
     return x * 3
 
 
-@pytest.mark.xfail(strict=True, reason="carve.api.compile_module puts the compiled forward of the class as it was "
-                   "at compile time on the compiled module's own subclass: Patchable.forward patched later is "
-                   "never read (torch.compile's module wrapper looks forward up on every call)")
 def test_module_class_forward_patched_after_the_first_call():
     def scenario(compile):
         Patchable.forward = ORIGINAL_FORWARD
