@@ -56,6 +56,7 @@ def build(fn, options: CompileOptions, args: tuple, forced_breaks: dict[int, tup
     context = ModuleContext(module, source.filename, source.first_line - 1)
     add_module_aliases(context.imports, fn)
     resolver = LiveResolver(fn, args[0] if args else None, has_first_arg=bool(args))
+    resolver.arguments = dict(zip(fn.__code__.co_varnames[1:fn.__code__.co_argcount], args[1:]))
     analysis = analyze_function(node, context, resolver, forced_breaks)
     outlined = outline_function(node, analysis, context, regions_var=REGIONS_VAR, region_prefix=fn.__name__)
     if options.fullgraph:

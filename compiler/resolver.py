@@ -19,6 +19,7 @@ import builtins
 import functools
 import importlib
 import os
+import random
 import sys
 import sysconfig
 import types
@@ -27,6 +28,7 @@ import libcst as cst
 
 from carve.rewriters.analysis import TRACEABLE_CONTEXT_MANAGERS, ModuleContext, analyze_function
 from carve.rewriters.callees import CalleeInfo, CalleeKind
+from carve.rewriters.findings import Finding
 from carve.rewriters.names import dotted_name
 from carve.runtime import compat
 from carve.runtime.compat import Marker
@@ -98,10 +100,19 @@ class LiveResolver:
         self.first_arg = first_arg
         self.has_first_arg = has_first_arg
         self.depth = depth
+        # The first call's other arguments, by parameter name: `rng.uniform()` on a
+        # random.Random passed in is found (a resolved call can only make a statement eager).
+        self.arguments: dict = {}
 
     def resolve(self, call: cst.Call, dotted: str | None, qualified: str | None) -> CalleeInfo | None:
         if not dotted:
             return None
+        if any(isinstance(arg.value, cst.Name) and isinstance(self.arguments.get(arg.value.value), random.Random)
+               for arg in call.args):
+            # The callee may draw from it: run the call as Python (it is compiled on its own,
+            # where the draw is found and kept eager).
+            return CalleeInfo(CalleeKind.USER_FUNCTION, dotted, findings=(Finding(
+                "CRV019", f"{dotted}() is given a random.Random, whose draws are Python state", 0),))
         found, obj = self._lookup(dotted)
         if not found:
             return None
@@ -116,6 +127,10 @@ class LiveResolver:
                 return False, None
         elif head == self.first_param and self.has_first_arg:
             obj = self.first_arg
+        elif head in self.arguments:
+            obj = self.arguments[head]
+            if not isinstance(obj, random.Random):
+                return False, None  # other arguments may differ on later calls: unknown
         elif head in self.globals:
             obj = self.globals[head]
         elif hasattr(builtins, head) and head not in self.fn.__code__.co_varnames:
@@ -163,6 +178,9 @@ def classify(obj, name: str, depth: int = 0) -> CalleeInfo | None:
     }
     if marker in simple:
         return CalleeInfo(simple[marker], name)
+    state = _python_state_call(obj, name)
+    if state is not None:
+        return state
     if isinstance(obj, CompiledModule):
         obj = obj._orig_mod
     if isinstance(obj, CompiledFunction):
@@ -180,6 +198,26 @@ def classify(obj, name: str, depth: int = 0) -> CalleeInfo | None:
     if function.__name__ == "<lambda>":
         return CalleeInfo(CalleeKind.USER_FUNCTION, name)
     return _analyse_user_function(function, name, depth)
+
+
+def _python_state_call(obj, name: str) -> CalleeInfo | None:
+    """A call whose result is Python state a graph would freeze, so it stays Python (CRV019):
+
+        rng = random.Random(0); rng.random()       # a draw from a Python RNG instance
+        @functools.lru_cache                       # a cached helper: eager returns the cached
+        def scale(name): return CONFIG[name]       # value, a trace would re-read CONFIG
+    """
+    if isinstance(obj, functools._lru_cache_wrapper):
+        wrapped = getattr(obj, "__wrapped__", None)
+        code = getattr(wrapped, "__code__", None)
+        if code is not None and is_user_code(code):
+            return CalleeInfo(CalleeKind.USER_FUNCTION, name, findings=(Finding(
+                "CRV019", f"{name}() is an lru_cache: its cache is Python state", code.co_firstlineno),),
+                filename=code.co_filename)
+    if isinstance(getattr(obj, "__self__", None), random.Random) and callable(obj):
+        return CalleeInfo(CalleeKind.USER_FUNCTION, name, findings=(Finding(
+            "CRV019", f"{name}() draws from a random.Random instance", 0),))
+    return None
 
 
 def _is_module(obj) -> bool:
