@@ -52,9 +52,11 @@ def factory_module(
 ) -> GeneratedCode:
     """The decorator-path module: one factory function returning the rewritten function."""
     # Decorators already wrap the carve.compile object; annotations would be evaluated again
-    # without the user module's `from __future__ import annotations`.
+    # without the user module's `from __future__ import annotations`; default values would be
+    # evaluated again in the factory's scope (`def _fn(a, func=func)` names an enclosing local):
+    # the compiler gives the function the original's own default objects after.
     function = outlined.function.with_changes(decorators=(), leading_lines=(), returns=None)
-    function = function.with_changes(params=function.params.visit(_StripAnnotations()))
+    function = function.with_changes(params=function.params.visit(_StripAnnotationsAndDefaults()))
     outlined.origins[id(function)] = (function, outlined.origins[id(outlined.function)][1])
     params = [outlined.regions_var, *freevars]
     ret = parse_template_statement("return {name}", name=cst.Name(func_name))
@@ -108,9 +110,10 @@ def _indent(text: str) -> int:
     return len(text) - len(text.lstrip())
 
 
-class _StripAnnotations(cst.CSTTransformer):
+class _StripAnnotationsAndDefaults(cst.CSTTransformer):
     def leave_Param(self, original: cst.Param, updated: cst.Param) -> cst.Param:
-        return updated.with_changes(annotation=None)
+        default = cst.Name("None") if updated.default is not None else None
+        return updated.with_changes(annotation=None, default=default)
 
 
 class LineTable:

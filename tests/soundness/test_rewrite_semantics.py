@@ -515,3 +515,24 @@ def test_rewritten_file_carries_unbound_names(tmp_path, capsys):
             assert _same(got, expected) and capsys.readouterr().out == expected_out
     finally:
         sys.modules.pop("carve_test_unbound_rewritten", None)
+
+
+# -- default values ------------------------------------------------------------------------------
+
+def make_adder(reduce):
+    def add_reduced(a, reduce=reduce, *, extra=reduce([3, 4])):
+        y = a + reduce([1, 2])
+        print("extra", extra)
+        return y * extra
+
+    return add_reduced
+
+
+def test_defaults_that_name_enclosing_variables(capsys):
+    # The default expressions name a local of the enclosing function: carve's generated
+    # function must take the original's default objects, not evaluate the expressions again.
+    for reduce in (min, max):
+        fn = make_adder(reduce)
+        check(fn, (X,), (X + 1,), capsys=capsys)
+        compiled = carve.compile(fn, backend="eager", fullgraph=False)
+        torch.testing.assert_close(compiled(X, reduce=sum), fn(X, reduce=sum))
