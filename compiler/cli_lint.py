@@ -27,6 +27,8 @@ from pathlib import Path
 from carve.files import InputError, process_files, python_files
 from carve.rewriters.lint.config import ConfigError, LintConfig, check_prefixes, find_config, load_config
 from carve.rewriters.lint.driver import FileResult, lint_file
+from carve.rewriters.lint.modules import ProjectLayout
+from carve.rewriters.lint.project import WorkItem, lint_tree
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -135,7 +137,9 @@ def _run(args) -> int:
     files = [str(p) for p in python_files(args.paths, config.exclude)]
     want_fixes = args.fix or args.diff
     progress = False if args.no_progress else None
-    results = _lint_files(files, config, want_fixes, args.jobs, progress)
+    # Imports are followed by path into the linted tree and the interpreter's sys.path.
+    layout = ProjectLayout.build(args.paths, files)
+    results = lint_tree(files, lambda items: _lint_files(items, config, want_fixes, args.jobs, progress, layout))
 
     findings = [f for r in results for f in r.findings]
     errors = [r for r in results if r.error]
@@ -170,24 +174,28 @@ def _run(args) -> int:
     return EXIT_FINDINGS if findings else EXIT_CLEAN
 
 
-def _lint_one(filename: str, config: LintConfig, want_fixes: bool) -> FileResult:
+def _lint_one(item: WorkItem, config: LintConfig, want_fixes: bool, layout: ProjectLayout | None = None) -> FileResult:
     """One file, with the cyclic garbage collector paused: a parse allocates hundreds of thousands
     of nodes, which sets off collections that find nothing (the trees hold no cycles) and cost a
     fifth of the run. It resumes between files, so memory stays what it was."""
+    filename, extra_targets = item
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return lint_file(filename, config, want_fixes)
+        return lint_file(filename, config, want_fixes, layout, extra_targets)
     finally:
         if enabled:
             gc.enable()
 
 
-def _lint_group(filenames: list[str], config: LintConfig, want_fixes: bool) -> list[FileResult]:
-    return [_lint_one(filename, config, want_fixes) for filename in filenames]
+def _lint_group(items: list[WorkItem], config: LintConfig, want_fixes: bool, layout: ProjectLayout | None = None) -> list[FileResult]:
+    return [_lint_one(item, config, want_fixes, layout) for item in items]
 
 
-def _lint_files(files: list[str], config: LintConfig, want_fixes: bool, jobs: int | None, progress) -> list[FileResult]:
+def _lint_files(
+    items: list[WorkItem], config: LintConfig, want_fixes: bool, jobs: int | None, progress,
+    layout: ProjectLayout | None = None,
+) -> list[FileResult]:
     """Lint the files, in their order; across processes in groups of about the same size.
 
     One large file (torch/nn/functional.py) takes as long as twenty small ones: handing out
@@ -195,9 +203,10 @@ def _lint_files(files: list[str], config: LintConfig, want_fixes: bool, jobs: in
     The files are packed into groups of similar total size, largest first.
     """
     jobs = jobs or os.cpu_count() or 1
+    files = [filename for filename, _ in items]
     if jobs <= 1 or len(files) < 16:
-        work = partial(_lint_one, config=config, want_fixes=want_fixes)
-        return process_files(files, work, jobs=1, label="carve lint", progress=progress)
+        work = partial(_lint_one, config=config, want_fixes=want_fixes, layout=layout)
+        return process_files(items, work, jobs=1, label="carve lint", progress=progress)
     sizes = []
     for filename in files:
         try:
@@ -213,8 +222,8 @@ def _lint_files(files: list[str], config: LintConfig, want_fixes: bool, jobs: in
         groups[smallest].append(index)
         totals[smallest] += sizes[index] + 4096  # a file costs something even when small
     order = [groups[g] for g in sorted(range(count), key=lambda g: -totals[g]) if groups[g]]
-    work = partial(_lint_group, config=config, want_fixes=want_fixes)
-    grouped = process_files([[files[i] for i in group] for group in order], work, jobs=jobs, label="carve lint", progress=progress)
+    work = partial(_lint_group, config=config, want_fixes=want_fixes, layout=layout)
+    grouped = process_files([[items[i] for i in group] for group in order], work, jobs=jobs, label="carve lint", progress=progress)
     results: list[FileResult | None] = [None] * len(files)
     for group, group_results in zip(order, grouped):
         for index, result in zip(group, group_results):

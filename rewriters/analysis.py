@@ -116,7 +116,17 @@ def analyze_function(
 ) -> FunctionAnalysis:
     """Findings of `func`. `forced_breaks` maps a line to (code, message) found while tracing."""
     analysis = FunctionAnalysis(func, forced_lines=set(forced_breaks or ()))
-    ctx = CheckContext(module.imports, TensorInference(func, module.imports))
+    oracles = [r.returns_tensor for r in (resolver, module.static_resolver) if getattr(r, "returns_tensor", None)]
+
+    def returns_tensor(dotted: str) -> bool:
+        """A call to a user function the resolvers can read gives a tensor when the function returns one."""
+        for oracle in oracles:
+            answer = oracle(dotted)
+            if answer is not None:
+                return answer
+        return False
+
+    ctx = CheckContext(module.imports, TensorInference(func, module.imports, returns_tensor if oracles else None))
     walker = _FunctionWalker(analysis, module, ctx, resolver, forced_breaks or {})
     walker.run()
     analysis.findings.sort(key=lambda f: (f.line, f.column, f.code))
@@ -199,10 +209,17 @@ class _FunctionWalker:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             return False  # a definition: its body runs when called, and is compiled then
         if isinstance(statement, (cst.If, cst.While)):
-            self._expressions(statement, statement.test)
-            if self.ctx.tensors.is_tensor(statement.test):
-                keyword = "if" if isinstance(statement, cst.If) else "while"
-                self._record(statement, self._finding("CRV005", f"`{keyword}` condition depends on a tensor's value", statement.test, owner=statement))
+            # The header of an if is its condition and those of its elif clauses: all are evaluated
+            # before a branch runs, so they belong to the statement itself.
+            tests = [(statement.test, "if" if isinstance(statement, cst.If) else "while")]
+            orelse = statement.orelse if isinstance(statement, cst.If) else None
+            while isinstance(orelse, cst.If):
+                tests.append((orelse.test, "elif"))
+                orelse = orelse.orelse
+            for test, keyword in tests:
+                self._expressions(statement, test)
+                if self.ctx.tensors.reads_value(test):
+                    self._record(statement, self._finding("CRV005", f"`{keyword}` condition depends on a tensor's value", test, owner=statement))
         elif isinstance(statement, cst.For):
             self._expressions(statement, statement.iter)
         elif isinstance(statement, cst.With):

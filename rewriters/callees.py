@@ -66,6 +66,9 @@ class CallResolver(Protocol):
     def resolve(self, call: cst.Call, dotted: str | None, qualified: str | None) -> CalleeInfo | None:
         """Classify the target of `call`; None when unknown (then it is treated as traceable)."""
 
+    # Optional: `returns_tensor(dotted) -> bool | None`, whether the user function called `dotted`
+    # returns a tensor (None: not a function this resolver knows).
+
 
 CONTAINMENT_CODES = frozenset({"CRV006", "CRV007", "CRV008"})
 DISABLE_DECORATORS = frozenset({"carve.disable", "torch.compiler.disable", "torch._dynamo.disable"})
@@ -94,6 +97,7 @@ class ModuleResolver:
         self.disallowed: set[str] = set()
         self._analysing: set[str] = set()
         self._cache: dict[str, CalleeInfo | None] = {}
+        self._returns: dict[str, bool] = {}
         self.analyse_callee = None  # set by the analysis (avoids a circular import)
         for statement in module.body:
             if isinstance(statement, cst.FunctionDef):
@@ -106,6 +110,18 @@ class ModuleResolver:
                             target = imports.resolve(call.args[0].value)
                             if target:
                                 self.disallowed.add(target)
+
+    def returns_tensor(self, dotted: str) -> bool | None:
+        """Whether the function `dotted` of this module returns a tensor; None when it is not one of them."""
+        func = self.functions.get(dotted)
+        if func is None:
+            return None
+        if dotted not in self._returns:
+            from carve.rewriters.tensors import returns_tensor
+
+            self._returns[dotted] = False  # while it is being computed (recursion)
+            self._returns[dotted] = returns_tensor(func, self.imports, self.returns_tensor)
+        return self._returns[dotted]
 
     def resolve(self, call: cst.Call, dotted: str | None, qualified: str | None) -> CalleeInfo | None:
         if qualified in self.disallowed or dotted in self.disallowed:

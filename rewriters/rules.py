@@ -170,9 +170,12 @@ _RULES = [
         good_example="loss = compiled_model(x).sum()\nloss.backward()  # outside",
     ),
     Rule(
-        "CRV013", "disabled-callee", "call to a disabled function",
-        "The callee is marked carve.disable / torch.compiler.disable: it runs eagerly, so the graph breaks at the call.",
-        "If the callee is pure tensor code, remove the marker or use carve.nonstrict_trace.",
+        "CRV013", "disabled-callee", "call to a disabled or skipped function",
+        "The callee is marked carve.disable / torch.compiler.disable, or torch.compile's own rules skip it "
+        "(the time module's clocks, torch.optim.lr_scheduler, progress bars and the other third-party packages "
+        "on Dynamo's skip list): it runs eagerly, so the graph breaks at the call.",
+        "If the callee is pure tensor code, remove the marker or use carve.nonstrict_trace; move clock reads, "
+        "scheduler steps and progress-bar updates out of the compiled function.",
         Strategy.ESCAPE_HATCH,
         bad_example="@torch.compiler.disable\ndef helper(x): ...\n\ny = helper(x)",
         good_example="@torch._dynamo.nonstrict_trace\ndef helper(x): ...\n\ny = helper(x)",
@@ -243,13 +246,13 @@ _RULES = [
 
 _RULES.append(Rule(
     "CRV021", "eager-in-carve-only", "run eagerly by carve, traced by torch.compile",
-    "torch.compile 2.13 traces this without a graph break (`.tolist()`, `.numpy()` through trace_numpy, "
+    "torch.compile 2.13 traces this without a graph break (`.numpy()` through trace_numpy, "
     "`nonzero`/`argwhere`/`repeat_interleave` with unbacked sizes, `warnings.warn`), but carve's graphs "
     "cannot hold it: carve runs the statement eagerly and compiles the code around it.",
     "Nothing to do for torch.compile; for carve, keep such statements together or move them out of hot loops "
     "(under fullgraph=True, out of the compiled function).",
     Strategy.REWRITE, breaks_torch_compile=False, lint_default=False,
-    bad_example="values = x.tolist()\nidx = x.nonzero()",
+    bad_example="values = x.numpy()\nidx = x.nonzero()",
     good_example="values = x  # keep tensors\nmask = x != 0",
 ))
 

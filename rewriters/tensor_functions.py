@@ -51,7 +51,8 @@ import libcst as cst
 
 from carve.rewriters.callees import DISABLE_DECORATORS, decorator_name
 from carve.rewriters.checks.walk import walk
-from carve.rewriters.names import ImportTable
+from carve.rewriters.checks.skipped_calls import CLOCK_FUNCTIONS, PROGRESS_BAR_METHODS, SCHEDULER_METHODS
+from carve.rewriters.names import ImportTable, dotted_name
 from carve.rewriters.tensors import EVIDENCE_ATTRIBUTES, TENSOR_METHODS
 
 # Attributes and methods only tensors (and NumPy arrays) have: evidence on any receiver.
@@ -92,7 +93,7 @@ class TensorFunctions:
             if names_torch(func, imports):
                 self.found.add(id(func))
             elif imports_torch(imports):
-                evidence = _Evidence(_tensor_candidates(func))
+                evidence = _Evidence(_tensor_candidates(func), imports)
                 walk(func.body, evidence)
                 undecided[id(func)] = evidence
         # Functions marked disable (torch's own marker): tensor code, and a break where called (CRV013).
@@ -188,9 +189,14 @@ def _tensor_candidates(func: cst.FunctionDef) -> set[str]:
 class _Evidence(cst.CSTVisitor):
     """What one function's body shows: tensor work, Python values, break-prone statements, calls."""
 
-    def __init__(self, candidates: set[str]) -> None:
+    def __init__(self, candidates: set[str], imports: ImportTable | None = None) -> None:
         self.candidates = candidates
+        self.imports = imports
         self.vocabulary = False
+        # `model(x)`: a parameter called with another: running a model (or any callable) on inputs.
+        self.calls_parameter = False
+        # Names assigned a comparison (`keep = x.abs() > 0`): indexing with one is mask indexing.
+        self.mask_names: set[str] = set()
         self.arithmetic: set[str] = set()
         self.python_values: set[str] = set()
         self.break_prone = False
@@ -201,7 +207,7 @@ class _Evidence(cst.CSTVisitor):
 
     @property
     def does_work(self) -> bool:
-        return self.vocabulary or bool(self.arithmetic - self.python_values)
+        return self.vocabulary or self.calls_parameter or bool(self.arithmetic - self.python_values)
 
     def _candidate(self, node: cst.CSTNode) -> str | None:
         return node.value if isinstance(node, cst.Name) and node.value in self.candidates else None
@@ -215,10 +221,18 @@ class _Evidence(cst.CSTVisitor):
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         # `x[x > 0]`: a boolean mask, which Python sequences do not take; its result has a
-        # data-dependent shape.
-        if any(isinstance(element.slice, cst.Index) and isinstance(element.slice.value, cst.Comparison)
+        # data-dependent shape. `x[keep]` after `keep = x.abs() > 0` too.
+        if any(isinstance(element.slice, cst.Index) and (
+                isinstance(element.slice.value, cst.Comparison)
+                or isinstance(element.slice.value, cst.Name) and element.slice.value.value in self.mask_names)
                for element in node.slice):
             self.vocabulary = self.break_prone = True
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if isinstance(value, cst.Comparison) and not any(
+                isinstance(t.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for t in value.comparisons):
+            self.mask_names.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
 
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
         if isinstance(node.slice, cst.Index):
@@ -246,6 +260,10 @@ class _Evidence(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         passed = {name for arg in node.args if (name := self._candidate(arg.value))}
         func = node.func
+        if isinstance(func, cst.Name) and func.value in self.candidates and passed - {func.value}:
+            self.calls_parameter = True
+        if self._skipped_by_torch_compile(node):
+            self.break_prone = True
         if isinstance(func, cst.Name):
             if func.value in PYTHON_VALUE_CALLS:
                 self.python_values |= passed
@@ -259,6 +277,18 @@ class _Evidence(cst.CSTVisitor):
                 func.attr.value in BREAK_PRONE_METHODS
                 or func.attr.value in LOGGING_METHODS and isinstance(func.value, (cst.Name, cst.Attribute))):
             self.break_prone = True
+
+    def _skipped_by_torch_compile(self, node: cst.Call) -> bool:
+        """Clock reads, scheduler steps, progress bars: what checks/skipped_calls.py reports."""
+        func = node.func
+        if self.imports is not None and (self.imports.resolve(func) or "") in CLOCK_FUNCTIONS:
+            return True
+        if isinstance(func, cst.Attribute):
+            receiver = (dotted_name(func.value) or "").rsplit(".", 1)[-1].lower()
+            method = func.attr.value
+            return (method in SCHEDULER_METHODS and "sched" in receiver) or (
+                method in PROGRESS_BAR_METHODS and any(word in receiver for word in ("pbar", "progress", "tqdm")))
+        return False
 
     def visit_If(self, node: cst.If) -> None:
         self.break_prone = True

@@ -53,6 +53,12 @@ TENSOR_METHODS = frozenset({
     "square", "neg", "sign", "round", "floor", "ceil", "topk", "sort", "median", "mode",
     "allclose", "dot", "outer", "nansum", "logsumexp",
 })
+# torch modules whose functions return Python values, devices, handles or state, not tensors.
+TORCH_NON_TENSOR_MODULES = (
+    "torch._dynamo.", "torch.compiler.", "carve.", "torch.backends.", "torch.cuda.", "torch.accelerator.",
+    "torch.overrides.", "torch.distributed.", "torch._C.", "torch.jit.", "torch.fx.", "torch._jit_internal.",
+    "torch._utils.",
+)
 TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "Tensor", "torch.FloatTensor", "torch.LongTensor"})
 # Reading these from a plain name is evidence that the name holds a tensor
 # (`x.shape[0]`, `x.sum()`): unannotated parameters of compiled code usually do.
@@ -68,10 +74,16 @@ EVIDENCE_ATTRIBUTES = frozenset({
 
 
 class TensorInference:
-    """Names of one function that hold tensors, and a predicate for expressions."""
+    """Names of one function that hold tensors, and a predicate for expressions.
 
-    def __init__(self, func: cst.FunctionDef, imports: ImportTable) -> None:
+    `returns_tensor(dotted)`, when given, says whether a call to the function named `dotted`
+    (a user function the resolvers can read) returns a tensor: `acc = accuracy(logits, y)`
+    then makes `acc` a tensor.
+    """
+
+    def __init__(self, func: cst.FunctionDef, imports: ImportTable, returns_tensor=None) -> None:
         self.imports = imports
+        self.returns_tensor = returns_tensor
         self.tensor_names: set[str] = set()
         self.non_tensor_names: set[str] = set()
         for param in _all_params(func.params):
@@ -80,6 +92,11 @@ class TensorInference:
                 self.tensor_names.add(param.name.value)
         assignments = _AssignmentCollector()
         walk(func.body, assignments)
+        # name -> the values assigned to it (`keep = x.abs() > 0`), for checks that need more than
+        # "is it a tensor" (is it a boolean mask?).
+        self.assigned: dict[str, list[cst.BaseExpression]] = {}
+        for name, value in assignments.pairs:
+            self.assigned.setdefault(name, []).append(value)
         self.tensor_names |= assignments.used_as_tensor - assignments.assigned_non_tensor(self)
         # Iterate to a fixed point: `b = a * 2` after `a = torch.ones(3)`.
         for _ in range(4):
@@ -118,12 +135,22 @@ class TensorInference:
             return self._call_is_tensor(node)
         return False
 
+    def reads_value(self, node: cst.BaseExpression) -> bool:
+        """Using `node` as a condition reads a tensor's value: a tensor, or `not`/`and`/`or` of one."""
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            return self.reads_value(node.expression)
+        if isinstance(node, cst.BooleanOperation):
+            return self.reads_value(node.left) or self.reads_value(node.right)
+        return self.is_tensor(node)
+
     def _call_is_tensor(self, node: cst.Call) -> bool:
         func = node.func
         qualified = self.imports.resolve(func) or ""
         if qualified.startswith(("torch.", "carve.")) and not qualified.startswith("torch.nn.Module"):
-            if qualified in TORCH_NON_TENSOR or qualified.startswith(("torch._dynamo.", "torch.compiler.", "carve.")):
+            if qualified in TORCH_NON_TENSOR or qualified.startswith(TORCH_NON_TENSOR_MODULES):
                 return False
+            if qualified.rsplit(".", 1)[-1].startswith(("is_", "has_", "_is_", "_has_")):
+                return False  # predicates: torch.is_autocast_enabled(), torch.cuda.is_available()
             if qualified.startswith("torch.nn.") and not qualified.startswith("torch.nn.functional."):
                 return False  # constructing a layer, not calling it
             return True
@@ -131,6 +158,8 @@ class TensorInference:
             method = func.attr.value
             if method in NON_TENSOR_METHODS:
                 return False
+            if isinstance(func.value, cst.Name) and func.value.value in self.imports.aliases:
+                return False  # `math.isfinite(v)`, `np.exp(a)`: a function of another module, not a tensor method
             if self.is_tensor(func.value):
                 return True
             if method in TENSOR_METHODS and not isinstance(func.value, (cst.SimpleString, cst.List, cst.Dict)):
@@ -140,7 +169,51 @@ class TensorInference:
                 self.is_tensor(arg.value) for arg in node.args
             ):
                 return True
+        if self.returns_tensor is not None:
+            dotted = dotted_name(func)
+            if dotted and not dotted.startswith("self.") and dotted not in _BUILTIN_CALLS:
+                return bool(self.returns_tensor(dotted))
         return False
+
+
+def returns_tensor(func: cst.FunctionDef, imports: ImportTable, oracle=None) -> bool:
+    """`func` returns a tensor on some path (`return (logits.argmax(-1) == y).float().mean()`)."""
+    collector = _Returns()
+    walk(func.body, collector)
+    if collector.yields or not collector.values:
+        return False
+    inference = TensorInference(func, imports, oracle)
+    return any(inference.is_tensor(value) for value in collector.values)
+
+
+# Builtins never resolved to user functions (a call to `len` is not a call to a function named len).
+_BUILTIN_CALLS = frozenset({
+    "print", "len", "range", "enumerate", "zip", "isinstance", "hasattr", "getattr", "setattr", "int", "float",
+    "bool", "str", "list", "tuple", "dict", "set", "min", "max", "sum", "abs", "round", "sorted", "type", "super",
+    "repr", "format", "iter", "next", "map", "filter", "any", "all", "id", "hash", "callable", "open",
+})
+
+
+class _Returns(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.values: list[cst.BaseExpression] = []
+        self.yields = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self.values.append(node.value)
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.yields = True
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:

@@ -15,12 +15,14 @@ from carve.rewriters.checks import (
     io,
     numpy_calls,
     side_effects,
+    skipped_calls,
 )
 from carve.rewriters.checks.context import CheckContext
 
 CALL_CHECKS = (
     explicit_breaks.check_call,
     io.check_call,
+    skipped_calls.check_call,
     conversions.check_call,
     dynamic_shapes.check_call,
     autograd.check_call,

@@ -17,5 +17,5 @@ from carve.rewriters.checks.context import CheckContext
 
 
 def check_conditional(node: cst.IfExp, ctx: CheckContext):
-    if ctx.tensors.is_tensor(node.test):
+    if ctx.tensors.reads_value(node.test):
         yield "CRV005", "conditional expression (`a if cond else b`) depends on a tensor's value"

@@ -2,7 +2,9 @@
 
     scale = x.max().item()          # CRV004: reads tensor data into Python
     n = int(x.sum())                # CRV004
-    values = x.tolist()             # CRV021: torch.compile traces it, carve runs it eagerly
+    values = x.tolist()             # CRV004: an .item() per element (non-integer tensors: unsupported)
+    ok = math.isfinite(loss)        # CRV004: math functions take Python numbers
+    arr = x.numpy()                 # CRV021: torch.compile traces it (trace_numpy), carve runs it eagerly
     return x / scale
 
 becomes, after the fix the hint suggests:
@@ -18,8 +20,11 @@ import libcst as cst
 from carve.rewriters.checks.context import CheckContext, method_name
 
 CONVERSION_METHODS = frozenset({"item", "tolist", "numpy"})
-# torch.compile traces these (tolist into scalars, numpy through trace_numpy): CRV021, not a graph break.
-TRACED_BY_TORCH_COMPILE = frozenset({"tolist", "numpy"})
+# torch.compile traces these (numpy through trace_numpy): CRV021, not a graph break. `.tolist()` is
+# not one: Dynamo 2.13 breaks on it for a float tensor and reads each element with .item() (a
+# break without capture_scalar_outputs) for an integer one. (`explain` counts no break when it
+# happens before any graph op, as in `values = x.tolist()` first thing; Dynamo's graph-break log does.)
+TRACED_BY_TORCH_COMPILE = frozenset({"numpy"})
 CONVERTING_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 
 
@@ -37,3 +42,5 @@ def check_call(call: cst.Call, ctx: CheckContext):
     name = ctx.dotted(call.func)
     if name in CONVERTING_BUILTINS and len(call.args) == 1 and ctx.tensors.is_tensor(call.args[0].value):
         yield "CRV004", f"{name}() of a tensor converts it to a Python value"
+    elif (ctx.qualified(call.func) or "").startswith("math.") and any(ctx.tensors.is_tensor(a.value) for a in call.args):
+        yield "CRV004", f"{name}() of a tensor converts it to a Python number"

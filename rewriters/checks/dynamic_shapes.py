@@ -2,6 +2,8 @@
 
     idx = x.nonzero()               # CRV021: torch.compile traces it with an unbacked size
     pos = x[x > 0]                  # CRV009: boolean-mask indexing
+    keep = x.abs().sum(-1) > 0
+    kept = x[keep]                  # CRV009: a name that only ever holds a mask
     u = torch.unique(x)             # CRV009
 
 A fixed-shape formulation keeps one graph:
@@ -50,8 +52,12 @@ def check_subscript(node: cst.Subscript, ctx: CheckContext):
             return
 
 
-def _is_mask(node: cst.BaseExpression, ctx: CheckContext, indexed: cst.BaseExpression) -> bool:
-    """A boolean tensor: a comparison of tensors, or of the indexed value itself (`x[x > 0]`)."""
+def _is_mask(node: cst.BaseExpression, ctx: CheckContext, indexed: cst.BaseExpression, depth: int = 0) -> bool:
+    """A boolean tensor: a comparison of tensors, or of the indexed value itself (`x[x > 0]`), or a
+    name every assignment of which is one (`keep = x.abs() > 0`)."""
+    if isinstance(node, cst.Name):
+        values = ctx.tensors.assigned.get(node.value, ())
+        return bool(values) and depth < 4 and all(_is_mask(v, ctx, indexed, depth + 1) for v in values)
     if isinstance(node, cst.Comparison):
         if any(isinstance(t.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for t in node.comparisons):
             return False
@@ -59,7 +65,7 @@ def _is_mask(node: cst.BaseExpression, ctx: CheckContext, indexed: cst.BaseExpre
         compares_indexed = indexed_name is not None and ctx.dotted(node.left) == indexed_name
         return compares_indexed or ctx.tensors.is_tensor(node)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
-        return _is_mask(node.expression, ctx, indexed)
+        return _is_mask(node.expression, ctx, indexed, depth)
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr)):
-        return _is_mask(node.left, ctx, indexed) or _is_mask(node.right, ctx, indexed)
+        return _is_mask(node.left, ctx, indexed, depth) or _is_mask(node.right, ctx, indexed, depth)
     return False

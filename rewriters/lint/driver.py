@@ -8,6 +8,12 @@ The analysis is the compiler's (`carve.rewriters.analysis`), so the linter
 reports what `carve.compile` would make eager. Nothing is imported or run:
 the file is only read. Any failure inside becomes `FileResult.error`, never
 an exception out of `lint_source`.
+
+With a `ProjectLayout` (what `carve lint PATH...` passes), calls to imported functions are
+followed into the other files of the linted tree and into installed packages
+(`carve.rewriters.lint.crossmodule`), and the functions of other linted files that this
+one compiles or reaches come back in `FileResult.reached`; `carve.rewriters.lint.project`
+lints those files again with them as `extra_targets`.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from carve.rewriters.callees import CalleeInfo, CalleeKind
 from carve.rewriters.findings import Finding, RuleFacts
 from carve.rewriters.lint.config import LintConfig
 from carve.rewriters.lint.fixes import Fix, source_lines, where_fixes
+from carve.rewriters.lint.modules import ExternalTarget, ProjectLayout
 from carve.rewriters.lint.noqa import read_noqa
 from carve.rewriters.lint.positions import LintModuleContext
 from carve.rewriters.lint.scope import ModuleIndex, compiled_functions, is_opaque
@@ -58,23 +65,32 @@ class FileResult:
     original: str | None = None
     fixed: str | None = None
     encoding: str = "utf-8"
+    # Functions of other linted files that this file compiles or reaches from compiled code.
+    reached: list[ExternalTarget] = field(default_factory=list)
 
 
-def lint_file(filename: str, config: LintConfig, want_fixes: bool = False) -> FileResult:
+def lint_file(
+    filename: str, config: LintConfig, want_fixes: bool = False,
+    project: ProjectLayout | None = None, extra_targets: tuple[ExternalTarget, ...] = (),
+) -> FileResult:
     try:
         with open(filename, "rb") as handle:
             data = handle.read()
     except OSError as error:
         return FileResult(filename, error=f"cannot read: {error.strerror or error}")
-    return lint_source(data, filename, config, want_fixes)
+    return lint_source(data, filename, config, want_fixes, project=project, extra_targets=extra_targets)
 
 
 def lint_source(
-    source: str | bytes, filename: str, config: LintConfig, want_fixes: bool = False, honour_noqa: bool = True
+    source: str | bytes, filename: str, config: LintConfig, want_fixes: bool = False, honour_noqa: bool = True,
+    project: ProjectLayout | None = None, extra_targets: tuple[ExternalTarget, ...] = (),
 ) -> FileResult:
-    """Lint one file's text; `honour_noqa=False` for hosts that apply noqa themselves (flake8)."""
+    """Lint one file's text; `honour_noqa=False` for hosts that apply noqa themselves (flake8).
+
+    `project`: follow imports into the linted tree and installed packages; `extra_targets`:
+    functions of this file compiled or reached from other files of the tree."""
     try:
-        return _FileLinter(filename, config, want_fixes, honour_noqa).run(source)
+        return _FileLinter(filename, config, want_fixes, honour_noqa, project, extra_targets).run(source)
     except RecursionError:
         return FileResult(filename, [_file_finding(filename, "CRV000", "the file nests too deeply to be analysed")])
     except Exception as error:  # a carve bug: report it, keep linting the other files
@@ -97,8 +113,14 @@ def decode_source(data: bytes) -> tuple[str, str]:
 
 
 class _FileLinter:
-    def __init__(self, filename: str, config: LintConfig, want_fixes: bool, honour_noqa: bool = True) -> None:
+    def __init__(
+        self, filename: str, config: LintConfig, want_fixes: bool, honour_noqa: bool = True,
+        project: ProjectLayout | None = None, extra_targets: tuple[ExternalTarget, ...] = (),
+    ) -> None:
         self.honour_noqa = honour_noqa
+        self.project = project
+        self.extra_targets = tuple(extra_targets)
+        self.reached: list[ExternalTarget] = []
         self.filename = filename
         self.config = config
         self.want_fixes = want_fixes
@@ -135,6 +157,7 @@ class _FileLinter:
         except (RecursionError, MemoryError, ValueError, TypeError) as error:
             return self._unparsable(result, f"cannot parse: {error}")
         findings = self._analyse(module, text)
+        result.reached = self.reached
         if findings and self.honour_noqa:
             noqa = read_noqa(text)
             findings = [f for f in findings if not noqa.silences(f.code, f.line)]
@@ -156,6 +179,8 @@ class _FileLinter:
 
     def _may_have_targets(self, text: str) -> bool:
         """A cheap test before parsing: no `compile` in the text means no compiled function."""
+        if self.extra_targets or (self.project is not None and "compile" in text):
+            return True  # its own targets, or things it compiles defined in other files
         if "def" not in text:
             return False  # no function at all (most __init__.py files)
         if "compile" in text:
@@ -170,13 +195,33 @@ class _FileLinter:
         self.context, self.index, self.text = context, index, text
         self._lines: list[str] | None = None
         self.reported: dict[tuple, LintFinding] = {}
+        self.cross = self._cross_module_resolver(context)
+        imported_targets: list[tuple[str, str]] | None = [] if self.cross is not None else None
         analysed: set[int] = set()
         # Compiled functions first, then what they call, transitively (breadth first).
         queue: list[tuple[cst.FunctionDef, str | None]] = [
-            (func, None) for func in compiled_functions(module, index, imports, "compile" in text)
+            (func, None) for func in compiled_functions(
+                module, index, imports, "compile" in text,
+                frozenset(self.cross.bindings) if self.cross is not None else frozenset(), imported_targets)
             if not is_opaque(func, imports)
         ]
+        if imported_targets:
+            self._compiled_elsewhere(imported_targets)
         reached_from: dict[int, list[str]] = {}
+        # Functions of this file compiled in another file of the tree, or reached from one.
+        self.compiled_in: dict[int, list[str]] = {}
+        locally_compiled = {id(func) for func, _ in queue}
+        for target in self.extra_targets:
+            func = index.functions.get(target.qualname)
+            if func is None or is_opaque(func, imports):
+                continue
+            if target.compiled:
+                if id(func) not in locally_compiled:
+                    if id(func) not in self.compiled_in:
+                        queue.append((func, None))
+                    self.compiled_in.setdefault(id(func), []).append(target.via)
+            else:
+                queue.append((func, target.via))
         while queue:
             func, caller = queue.pop(0)
             if caller is not None:
@@ -192,6 +237,7 @@ class _FileLinter:
             for callee in self._user_callees(func, analysis):
                 if not is_opaque(callee, imports):
                     queue.append((callee, root))
+            self._reached_elsewhere(analysis, root if ":" in root else f"{self.filename}:{root}")
         if self.config.all_functions:
             tensor_functions = TensorFunctions(module, imports)
             for qualname, func in index.functions.items():
@@ -212,6 +258,8 @@ class _FileLinter:
         qualname = self.index.qualnames.get(id(func), func.name.value)
         callers = reached_from.get(id(func), [])
         suffix = f" (in {qualname}(), called from compiled {', '.join(c + '()' for c in callers)})" if callers and not compiled else ""
+        if compiled and id(func) in self.compiled_in:
+            suffix = f" (in {qualname}(), compiled in {', '.join(self.compiled_in[id(func)])})"
         for finding in analysis.findings:
             fix = fixes.get(finding.line) if finding.code == "CRV005" else None
             self._report(finding, suffix, fix)
@@ -239,6 +287,55 @@ class _FileLinter:
             fix is not None and (fix.safe or self.config.unsafe_fixes),
         )
 
+    # -- other modules ---------------------------------------------------------------------------
+    def _cross_module_resolver(self, context: LintModuleContext):
+        """Resolves calls to imported functions (None without a project, or in torch's own files)."""
+        if self.project is None:
+            return None
+        from carve.rewriters.lint.crossmodule import CrossModuleState, ImportedCalls, file_key, follow_same_module_callees
+        from carve.rewriters.lint.modules import ModuleGraph
+
+        graph = ModuleGraph.for_layout(self.project)
+        self.path = file_key(self.filename)
+        if not graph.followed(self.path):
+            return None
+        state = CrossModuleState.for_graph(graph)
+        local = {name for name in self.index.functions if "." not in name}
+        resolver = ImportedCalls(state, self.path, local, None, context._ast_tree())
+        follow_same_module_callees(context, resolver)
+        return resolver
+
+    def _compiled_elsewhere(self, imported_targets: list[tuple[str, str]]) -> None:
+        """`torch.compile(GPT(cfg))` with GPT imported: GPT.forward, in the file defining it."""
+        graph = self.cross.state.graph
+        for dotted, what in imported_targets:
+            definition = graph.definition(self.path, dotted)
+            if definition is None or not graph.layout.in_tree(definition.path):
+                continue
+            qualname = None
+            if what == "instance" and definition.kind in ("class", "classmethod"):
+                class_name = definition.qualname.split(".")[0]
+                if "forward" in graph.summary(definition.path).classes.get(class_name, {}):
+                    qualname = f"{class_name}.forward"
+            elif what == "function" and definition.kind == "function":
+                qualname = definition.qualname
+            if qualname is not None:
+                self._reach(ExternalTarget(definition.path, qualname, True, self.filename))
+
+    def _reached_elsewhere(self, analysis: FunctionAnalysis, via: str) -> None:
+        """Functions of other linted files called from compiled code here: linted there too."""
+        if self.cross is None:
+            return
+        layout = self.cross.state.graph.layout
+        for info in analysis.user_calls.values():
+            definition = info.extra.get("definition")
+            if definition is not None and layout.in_tree(definition.path) and definition.path != self.path:
+                self._reach(ExternalTarget(definition.path, definition.qualname, False, via))
+
+    def _reach(self, target: ExternalTarget) -> None:
+        if target not in self.reached:
+            self.reached.append(target)
+
     def _user_callees(self, func: cst.FunctionDef, analysis: FunctionAnalysis):
         owner = self.index.owner_class.get(id(func))
         for info in analysis.user_calls.values():
@@ -263,9 +360,14 @@ class _MethodResolver:
         self.owner = linter.index.owner_class.get(id(func))
         self.analysing: set[int] = {id(func)}
 
+    def returns_tensor(self, dotted: str) -> bool | None:
+        cross = self.linter.cross
+        return cross.returns_tensor(dotted) if cross is not None else None
+
     def resolve(self, call: cst.Call, dotted: str | None, qualified: str | None) -> CalleeInfo | None:
         if self.owner is None or not dotted or not dotted.startswith("self.") or dotted.count(".") != 1:
-            return None
+            cross = self.linter.cross
+            return cross.resolve(call, dotted, qualified) if cross is not None else None
         method = self.linter.index.method(self.owner, dotted[len("self."):])
         if method is None:
             return None

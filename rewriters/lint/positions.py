@@ -107,7 +107,9 @@ class _StatementMap:
 class LintModuleContext(ModuleContext):
     """A ModuleContext whose node positions are generated one statement at a time, on demand."""
 
-    def __init__(self, module: cst.Module, filename: str, source: str | bytes) -> None:
+    def __init__(self, module: cst.Module, filename: str, source: str | bytes, line_offset: int = 0, imports=None) -> None:
+        """`line_offset` and `imports`: for a piece of a file parsed alone (a function followed from
+        another file), where it starts and the imports of the whole file."""
         self._source = source
         self._computed: dict = {}
         self._generated: set[tuple[int, bool]] = set()  # (id(node), header only) already generated
@@ -119,7 +121,14 @@ class LintModuleContext(ModuleContext):
         self._maps: dict[int, _StatementMap | None] = {}
         self._lines: list[str] | None = None
         self._whole_module_done = False
-        super().__init__(module, filename)
+        super().__init__(module, filename, line_offset)
+        if imports is not None:
+            from carve.rewriters.callees import ModuleResolver
+
+            self.imports = imports
+            resolver = ModuleResolver(module, imports, filename)
+            resolver.analyse_callee = self.static_resolver.analyse_callee
+            self.static_resolver = resolver
         analyse_callee = self.static_resolver.analyse_callee
 
         def analyse_callee_within(func, resolver):

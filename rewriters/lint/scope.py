@@ -108,26 +108,41 @@ def is_opaque(func: cst.FunctionDef, imports: ImportTable) -> bool:
     return bool(names & (DISABLE_DECORATORS | TRACEABLE_DECORATORS))
 
 
-def compiled_functions(module: cst.Module, index: ModuleIndex, imports: ImportTable, source_mentions_compile: bool = True):
-    """The functions of `module` that are compiled, in source order, each once."""
+def compiled_functions(
+    module: cst.Module, index: ModuleIndex, imports: ImportTable, source_mentions_compile: bool = True,
+    imported_names: frozenset[str] = frozenset(), imported_targets: list | None = None,
+):
+    """The functions of `module` that are compiled, in source order, each once.
+
+    Compiled things that are imported (their head is in `imported_names`) are appended to
+    `imported_targets` as (dotted name, what): `("GPT", "instance")` for `torch.compile(GPT(cfg))`
+    or `net = GPT(cfg); net.compile()`, `("ops.step", "function")` for `torch.compile(ops.step)`.
+    """
     found: dict[int, cst.FunctionDef] = {}
     for func in index.functions.values():
         if any(decorator_name(d, imports) in COMPILE_FUNCTIONS for d in func.decorators):
             found[id(func)] = func
     if source_mentions_compile:
-        finder = _CompileCalls(index, imports)
+        finder = _CompileCalls(index, imports, imported_names)
         walk(module, finder)
         for func in finder.targets(module):
             found.setdefault(id(func), func)
+        if imported_targets is not None:
+            for target in finder.imported:
+                if target not in imported_targets:
+                    imported_targets.append(target)
     return list(found.values())
 
 
 class _CompileCalls(cst.CSTVisitor):
     """`torch.compile(f)`, `carve.compile(Net())`, `net.compile()` and `x = Net(...)` anywhere in a module."""
 
-    def __init__(self, index: ModuleIndex, imports: ImportTable) -> None:
+    def __init__(self, index: ModuleIndex, imports: ImportTable, imported_names: frozenset[str] = frozenset()) -> None:
         self.index = index
         self.imports = imports
+        self.imported_names = imported_names
+        # Compiled things defined in other modules: (dotted name, "instance" | "function").
+        self.imported: list[tuple[str, str]] = []
         self.compiled_arguments: list[cst.BaseExpression] = []
         self.compiled_receivers: list[str] = []
         self.instances: dict[str, set[str]] = {}  # variable name (or self.attr) -> module class names
@@ -150,9 +165,13 @@ class _CompileCalls(cst.CSTVisitor):
                     self.instances.setdefault(name, set()).add(class_name)
 
     def _instantiated_class(self, value: cst.BaseExpression) -> str | None:
+        """`Net` for `Net(...)`; an imported callable's name too (`GPT(cfg)`, `GPT.from_pretrained(...)`:
+        whether it makes a module is decided where it is defined)."""
         if isinstance(value, cst.Call):
             name = dotted_name(value.func)
             if name in self.index.classes:
+                return name
+            if name and name.split(".", 1)[0] in self.imported_names and name.split(".", 1)[0] not in self.index.classes:
                 return name
         return None
 
@@ -173,15 +192,23 @@ class _CompileCalls(cst.CSTVisitor):
             return
         if name in self.index.functions:
             yield self.index.functions[name]
+        elif name.split(".", 1)[0] in self.imported_names and name not in self.instances:
+            self._imported(name, "function")
         elif name.endswith(".forward") and name[: -len(".forward")] in self.instances:
             for class_name in self.instances[name[: -len(".forward")]]:
                 yield from self._forward_of(class_name)
         for class_name in self.instances.get(name, ()):
             yield from self._forward_of(class_name)
 
+    def _imported(self, name: str, what: str) -> None:
+        if (name, what) not in self.imported:
+            self.imported.append((name, what))
+
     def _forward_of(self, class_name: str):
         class_def = self.index.classes.get(class_name)
         if class_def is None:
+            if class_name.split(".", 1)[0] in self.imported_names:
+                self._imported(class_name, "instance")
             return
         forward = self.index.method(class_def, "forward")
         if forward is not None:

@@ -17,11 +17,11 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from carve.rewriters.lint import LintConfig, lint_file, lint_source
+from carve.rewriters.lint import LintConfig, lint_source
 from carve.rewriters.names import ImportTable
 from carve.rewriters.rewrite import rewrite_source
 from carve.rewriters.tensor_functions import TensorFunctions
-from tests.lint_corpus.accuracy import case_spans
+from tests.lint_corpus.accuracy import evaluate
 
 CORPUS = Path(__file__).resolve().parents[1] / "lint_corpus"
 
@@ -146,51 +146,11 @@ def test_rewrite_all_functions_uses_the_same_definition():
 
 # ---- accuracy of --all on the corpus, compile markers removed --------------------------------
 
-class _Uncompile(cst.CSTTransformer):
-    """Drops `@torch.compile(...)` decorators and `m = torch.compile(...)` statements."""
-
-    @staticmethod
-    def _is_compile(node: cst.BaseExpression) -> bool:
-        target = node.func if isinstance(node, cst.Call) else node
-        return cst.Module(body=[]).code_for_node(target) == "torch.compile"
-
-    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
-        return updated.with_changes(decorators=[d for d in updated.decorators if not self._is_compile(d.decorator)])
-
-    def leave_SimpleStatementLine(self, original, updated):
-        for small in updated.body:
-            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) and self._is_compile(small.value):
-                return cst.RemoveFromParent()
-        return updated
-
-
 def all_mode_accuracy(workdir: Path) -> dict:
-    truth = json.loads((CORPUS / "ground_truth.json").read_text())["cases"]
-    predicted: dict[str, bool] = {}
-    for filename in sorted({key.split("::")[0] for key in truth}):
-        stripped = cst.parse_module((CORPUS / filename).read_text()).visit(_Uncompile()).code
-        assert "@torch.compile(" not in stripped and "= torch.compile(" not in stripped
-        path = workdir / filename
-        path.write_text(stripped)
-        result = lint_file(str(path), LintConfig(all_functions=True))
-        assert result.error is None, result.error
-        for name, (first, last) in case_spans(path).items():
-            predicted[f"{filename}::{name}"] = any(first <= f.line <= last for f in result.findings)
-    tp = sum(1 for key, case in truth.items() if case["graph_break"] and predicted.get(key))
-    fn = sum(1 for key, case in truth.items() if case["graph_break"] and not predicted.get(key))
-    fp = sum(1 for key, case in truth.items() if not case["graph_break"] and predicted.get(key))
-    misses = sorted(key for key, case in truth.items() if bool(case["graph_break"]) != bool(predicted.get(key)))
-    return {
-        "cases": len(truth), "breaking": tp + fn, "tp": tp, "fp": fp, "fn": fn,
-        "precision": tp / (tp + fp) if tp + fp else 1.0, "recall": tp / (tp + fn) if tp + fn else 1.0,
-        "misses": misses,
-    }
+    return evaluate(CORPUS, all_functions=True, workdir=workdir)
 
 
-def test_all_mode_accuracy_on_the_uncompiled_corpus(tmp_path):
-    report = all_mode_accuracy(tmp_path)
-    assert report["recall"] >= 0.95, report
-    assert report["precision"] >= 0.90, report
+# (its precision and recall are asserted with the other corpora's in test_lint_accuracy.py)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,12 @@
 """Record what Dynamo does with each corpus case: the ground truth for `carve lint`'s accuracy.
 
     .venv/bin/python tests/lint_corpus/ground_truth.py     # rewrites ground_truth.json
+    .venv/bin/python tests/lint_corpus/ground_truth.py tests/lint_corpus_training   # the second corpus
+
+A corpus is a directory of `cases_*.py` files (cases: `case_*` functions and compiled
+`Case*` modules; `INPUTS` maps a case name to a function giving its arguments,
+`DEFAULT_INPUTS` gives the others'). The directory is put on sys.path while its cases
+load, so they may import helper modules of their own.
 
 Each case runs under `torch._dynamo.explain` (fullgraph off, backend eager).
 A case counts as breaking when Dynamo reports a graph break (or a break reason), or does not
@@ -14,6 +20,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import json
+import random
 import sys
 import warnings
 from pathlib import Path
@@ -22,7 +29,10 @@ import torch
 import torch._dynamo
 
 HERE = Path(__file__).resolve().parent
-CORPUS_FILES = ("cases_functions.py", "cases_modules.py")
+
+
+def corpus_files(corpus: Path) -> list[str]:
+    return sorted(path.name for path in corpus.glob("cases_*.py"))
 
 
 def _load(path: Path):
@@ -35,18 +45,21 @@ def _load(path: Path):
 def _cases(module):
     """(case name, the uncompiled callable, its example inputs)."""
     inputs = getattr(module, "INPUTS", {})
+    default = getattr(module, "DEFAULT_INPUTS", lambda: (torch.randn(4),))
     for name, value in list(vars(module).items()):
         if name.startswith("case_") and callable(value):
             original = getattr(value, "_torchdynamo_orig_callable", value)
-            yield name, original, inputs.get(name, lambda: (torch.randn(4),))()
+            yield name, original, inputs.get(name, default)()
     for name, value in list(vars(module).items()):
         if isinstance(value, torch.nn.Module) and hasattr(value, "_orig_mod"):
             original = value._orig_mod
-            yield type(original).__name__, original, (torch.randn(4),)
+            class_name = type(original).__name__
+            yield class_name, original, inputs.get(class_name, default)()
 
 
 def explain_case(function, args) -> dict:
     torch._dynamo.reset()
+    random.seed(0)  # cases that draw Python random numbers take the same branch on every run
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         output = torch._dynamo.explain(function)(*args)
@@ -59,14 +72,16 @@ def explain_case(function, args) -> dict:
     }
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    corpus = Path(argv[0]).resolve() if argv else HERE
     truth = {}
-    for filename in CORPUS_FILES:
-        module = _load(HERE / filename)
+    sys.path.insert(0, str(corpus))
+    for filename in corpus_files(corpus):
+        module = _load(corpus / filename)
         for name, function, args in _cases(module):
             truth[f"{filename}::{name}"] = explain_case(function, args)
             print(f"{filename}::{name}: {'break' if truth[f'{filename}::{name}']['graph_break'] else 'clean'}", file=sys.stderr)
-    out = HERE / "ground_truth.json"
+    out = corpus / "ground_truth.json"
     meta = {"torch": torch.__version__, "method": "torch._dynamo.explain, backend eager, fullgraph off"}
     out.write_text(json.dumps({"meta": meta, "cases": truth}, indent=2, sort_keys=True) + "\n")
     breaks = sum(case["graph_break"] for case in truth.values())
@@ -75,4 +90,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
