@@ -243,8 +243,12 @@ def _analyse_user_function(function: types.FunctionType, name: str, depth: int) 
         resolver = LiveResolver(function, depth=depth + 1)
         analysis = analyze_function(source.node, context, resolver)
         findings = list(analysis.breaks)
-        if analysis.whole_function is not None and analysis.whole_function not in findings:
-            findings.insert(0, analysis.whole_function)
+        whole = analysis.whole_function
+        # A generator function is called and consumed inline by the capture (Dynamo traces
+        # generators); only what its body does breaks the caller's graph.
+        if whole is not None and whole.code != "CRV010" and whole not in findings:
+            findings.insert(0, whole)
+        findings = [f for f in findings if f.code != "CRV010"]
         local = _local_containers(source.node)
         findings += [f for f in analysis.findings if f.code == "CRV019" and not _on_local(f, local)]
         info = CalleeInfo(CalleeKind.USER_FUNCTION, name, tuple(findings), source.filename)
