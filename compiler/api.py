@@ -225,8 +225,15 @@ class CompiledFunction:
             log.warning("carve: %s; torch._dynamo captures the whole call", error)
             self._impl = WholeCall(self.fn, self.options)
             return self._impl
-        except GraphBreakError:
-            raise
+        except GraphBreakError as refusal:
+            if not self.options.fullgraph:
+                raise
+            # carve's split would make more than one graph, but where torch.compile traces what
+            # carve keeps Python (`LOG.append(1)`, `y.nonzero()` between tensor statements), one
+            # graph of the whole call still exists: Dynamo captures the call with fullgraph=True,
+            # as torch.compile(fullgraph=True) would, and a real break is its GraphBreakError.
+            self._impl = WholeCall(self.fn, self.options, static_refusal=refusal)
+            return self._impl
         except Exception as error:  # carve's own failure must never cost the user a result
             if self.options.fullgraph:
                 raise
@@ -323,15 +330,25 @@ class WholeCall:
         gelu = carve.compile(F.gelu)        # one graph of F.gelu, under carve's guards and options
     """
 
-    def __init__(self, target, options: CompileOptions) -> None:
+    def __init__(self, target, options: CompileOptions, static_refusal: GraphBreakError | None = None) -> None:
         self.target = target
         self.options = options
+        # What carve's own analysis found first (fullgraph): when Dynamo breaks at that line,
+        # carve's rule names the construct better than Dynamo's message.
+        self.static_refusal = static_refusal
         name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or type(target).__name__
         code = getattr(target, "__code__", None)
-        self.region = GraphRegion(_call_with_keywords(target), name=name, options=options,
-                                  filename=code.co_filename if code else f"<{name}>",
-                                  first_line=code.co_firstlineno if code else 0,
-                                  last_line=code.co_firstlineno if code else 0)
+        where_ = dict(name=name, options=options, filename=code.co_filename if code else f"<{name}>",
+                      first_line=code.co_firstlineno if code else 0, last_line=code.co_firstlineno if code else 0)
+        self.region = GraphRegion(_call_with_keywords(target), **where_)
+        # A Python function called with positional arguments is captured as itself, so Dynamo
+        # sees its arguments as torch.compile would (an input iterator, a list, a module).
+        self.positional = GraphRegion(target, **where_) if isinstance(target, types.FunctionType) else None
+        for region in (self.region, self.positional):
+            if region is not None:
+                # The whole call is Dynamo's to capture, as torch.compile's: carve's own tracer
+                # would refuse what Dynamo traces (`y.nonzero()`).
+                region.force_dynamo = "the whole call is one region"
         functools.update_wrapper(self, target, updated=())
 
     def __call__(self, *args, **kwargs):
@@ -339,8 +356,19 @@ class WholeCall:
             return self.target(*args, **kwargs)
         if self.options.fullgraph:
             with state.fullgraph_scope(True):
-                return self.region(args, kwargs or _NO_KEYWORDS)
-        return self.region(args, kwargs or _NO_KEYWORDS)
+                return self._call(args, kwargs)
+        return self._call(args, kwargs)
+
+    def _call(self, args: tuple, kwargs: dict):
+        try:
+            if not kwargs and self.positional is not None:
+                return self.positional(*args)
+            return self.region(args, kwargs or _NO_KEYWORDS)
+        except GraphBreakError as error:
+            refusal = self.static_refusal
+            if refusal is not None and (error.filename, error.lineno) == (refusal.filename, refusal.lineno):
+                raise refusal from None
+            raise
 
     def __get__(self, instance, owner=None):
         if instance is None:
@@ -352,7 +380,8 @@ class WholeCall:
 
     @property
     def regions(self):
-        return [self.region]
+        return [region for region in (self.positional, self.region) if region is not None
+                and (region.graphs or region.capture is not None or region.entries)] or [self.region]
 
 
 class CompiledModule:

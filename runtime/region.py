@@ -100,7 +100,9 @@ class GraphRegion:
         # Which sizes were made symbolic and why (carve.explain, CARVE_LOGS=dynamic).
         self.dynamic_reason: Optional[str] = None
         self._traced_shapes: tuple = ()
-        self._force_dynamo = False
+        # Why Dynamo must capture this region even if it is closed (set by the compiler, or
+        # after a trace met a break the partition kept on purpose); None: decide per call.
+        self.force_dynamo: Optional[str] = None
         self.__name__ = getattr(fn, "__name__", name)
         self.__qualname__ = getattr(fn, "__qualname__", name)
         self.__wrapped__ = fn
@@ -170,8 +172,8 @@ class GraphRegion:
     def _miss(self, args: tuple) -> Any:
         if compat.is_dynamo_compiling():
             return self.fn(*args)
-        if self._force_dynamo:
-            return self._to_dynamo(args, "a statement in the region breaks the graph")
+        if self.force_dynamo:
+            return self._to_dynamo(args, self.force_dynamo)
         if not is_closed(self.fn, args):
             return self._to_dynamo(args)
         if sys.getprofile() is not None:
@@ -246,7 +248,7 @@ class GraphRegion:
         log.log_graph_break(event)
         if self.on_break is not None and self.on_break(event) == "dynamo":
             # Dynamo captures the region from the next call and splits it at the break itself.
-            self._force_dynamo = True
+            self.force_dynamo = "a statement in the region breaks the graph"
             return
         self.eager = True
         self.eager_reason = f"graph break {event.code} at {event.filename}:{event.lineno}"
