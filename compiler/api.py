@@ -36,6 +36,8 @@ from carve.source import SourceUnavailable, where
 log = logging.getLogger("carve")
 # Rebuilding a function for breaks found while tracing stops after this many rebuilds.
 MAX_REBUILDS = 16
+# Compiled versions kept per function or module class (one per distinct options).
+MAX_VERSIONS = 8
 
 
 def compile(fn=None, *, fullgraph: bool = False, backend="inductor", dynamic=None, options=None,
@@ -90,7 +92,31 @@ def _wrap_function(fn: types.FunctionType, options: CompileOptions):
         return rewrapped if rewrapped is not None else WholeCall(fn, options)
     if _is_torch_code(fn):
         return WholeCall(fn, options)
-    return CompiledFunction(fn, options)
+    return _version(_nested, fn, options, lambda: CompiledFunction(fn, options))
+
+
+def _version(table: "weakref.WeakKeyDictionary", key, options: CompileOptions, make):
+    """The version of `key` compiled with `options` (equal options: the same version), made by
+    `make()` the first time.
+
+    Compiling the same code again reuses what was compiled, as torch.compile reuses Dynamo's
+    cache on the code object: `carve.compile(model)` inside a helper called every step, each
+    block of a model compiled on its own, `carve.compile(model.generate)` per request. A new
+    version for each would parse the source and trace every region again, each time.
+    """
+    if "<locals>" in key.__qualname__:
+        # Made again on every call of the function that defines it: an entry would keep each
+        # one (a function and its closure, a class) alive. Each is compiled on its own.
+        return make()
+    versions = table.setdefault(key, [])
+    for known_options, version in versions:
+        if known_options is options or known_options == options:
+            return version
+    if len(versions) >= MAX_VERSIONS:
+        del versions[0]  # the oldest: a backend made anew for each compile must not pile up
+    version = make()
+    versions.append((options, version))
+    return version
 
 
 def _rewrap(wrapper: types.FunctionType, inner, options: CompileOptions):
@@ -439,12 +465,18 @@ def _restore_module(cls, state):
 
 # compiled module -> the original module object (same attribute dictionary).
 _originals: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# module class -> [(options, its compiled class)], for carve.compile(module).
+_compiled_classes: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def compile_module(module, options: CompileOptions):
     """A new object of a subclass of the module's class, sharing its state, whose forward is
     compiled (see CompiledModule)."""
-    compiled = object.__new__(_compiled_class(type(module), options, _wrap))
+    cls = type(module)
+    # One compiled class per (class, options): every module of the class, compiled now or later,
+    # shares the compiled forward and its graphs (Dynamo guards each region's module argument).
+    compiled_class = _version(_compiled_classes, cls, options, lambda: _compiled_class(cls, options, _wrap))
+    compiled = object.__new__(compiled_class)
     compiled.__dict__ = module.__dict__
     _originals[compiled] = module
     return compiled
@@ -494,8 +526,8 @@ def _compiled_class_forward(cls, options: CompileOptions, wrap):
 _nested_modules: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _nested_classes: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
-# callee -> [(options, its carve-compiled version)], for `RegionSet.compiled` (nested frames):
-# a callee reached from callers compiled with different options is compiled once per options.
+# function -> [(options, its carve-compiled version)], for `RegionSet.compiled` (nested frames)
+# and carve.compile (see _version): a function is compiled once per options, however reached.
 _nested: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 

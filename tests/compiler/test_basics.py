@@ -22,7 +22,10 @@ def test_decorator_forms_give_eager_results(backend):
     decorated = carve.compile(backend=backend)(chain)
     assert torch.allclose(plain(x, y), chain(x, y))
     assert torch.allclose(decorated(x, y), chain(x, y))
-    assert backend.graphs == 2  # one graph per compiled function, no breaks
+    # Both forms are one compiled version of `chain` (same options; as torch.compile shares
+    # Dynamo's cache on the code object): one graph, no breaks.
+    assert plain is decorated
+    assert backend.graphs == 1
 
 
 def test_bare_decorator_defaults_to_inductor_and_wraps():
