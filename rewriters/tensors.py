@@ -40,6 +40,8 @@ TORCH_NON_TENSOR = frozenset({
     "torch.compiler.is_compiling", "torch._dynamo.is_compiling", "torch.jit.is_scripting",
     "torch.finfo", "torch.iinfo", "torch.get_rng_state", "torch.set_rng_state", "torch.equal",
     "torch.allclose", "torch.is_nonzero", "torch.typename", "torch.save", "torch.load",
+    "torch.promote_types", "torch.result_type", "torch.can_cast", "torch.get_default_device",
+    "torch.is_storage", "torch.is_autocast_enabled", "torch.get_autocast_dtype",
 })
 # Method names that almost always mean a tensor reduction/computation, whatever the receiver.
 TENSOR_METHODS = frozenset({

@@ -265,3 +265,20 @@ def test_fullgraph_accepts_a_break_in_an_untaken_branch_as_torch_compile_does(ca
         compiled(x, True)
     assert raised.value.lineno == maybe_logs.__code__.co_firstlineno + 3
     assert capsys.readouterr().out == ""  # the print never ran
+
+
+def promoted_add(x, y):
+    if x.dtype == torch.promote_types(x.dtype, y.dtype) and torch.can_cast(y.dtype, x.dtype):
+        return x + y
+    return x - y.to(x.dtype)
+
+
+def test_dtype_arithmetic_is_not_a_tensor_condition():
+    # torch.promote_types / can_cast answer with a dtype and a bool: the `if` tests Python
+    # values, not a tensor's data, so fullgraph is one graph, as under torch.compile.
+    backend = CountingBackend()
+    compiled = carve.compile(promoted_add, backend=backend, fullgraph=True)
+    for y_dtype in (torch.float16, torch.float64):
+        x, y = torch.ones(3), torch.full((3,), 2.0, dtype=y_dtype)
+        torch.testing.assert_close(compiled(x, y), promoted_add(x, y))
+    assert backend.graphs == 2  # one graph per dtype of y, no break
