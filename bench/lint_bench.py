@@ -44,6 +44,14 @@ def main() -> int:
     carve = [sys.executable, "-m", "carve", "lint", "--no-progress", "--exit-zero"]
     rows.append(("carve lint --all (every function using torch)", *timed(carve + ["--all", str(nn_dir)], args.repeat)))
     rows.append(("carve lint (compiled functions, default)", *timed(carve + [str(nn_dir)], args.repeat)))
+    # A tree whose imports lead elsewhere: three HuggingFace models, whose calls go into
+    # transformers' shared modules (modeling_utils, masking_utils, ...), followed by path.
+    transformers = importlib.util.find_spec("transformers")
+    if transformers is not None and transformers.origin:
+        models = Path(transformers.origin).parent / "models"
+        trees = [str(models / name) for name in ("llama", "bert", "gpt2") if (models / name).is_dir()]
+        count = sum(1 for tree in trees for _ in Path(tree).rglob("*.py"))
+        rows.append((f"carve lint --all, transformers llama+bert+gpt2 ({count} files)", *timed(carve + ["--all", *trees], args.repeat)))
     torchfix = os.environ.get("TORCHFIX", DEFAULT_TORCHFIX)
     if shutil.which(torchfix) or Path(torchfix).exists():
         rows.append(("torchfix", *timed([torchfix, str(nn_dir)], max(1, min(args.repeat, 2)))))

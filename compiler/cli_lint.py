@@ -44,8 +44,9 @@ def register(subparsers) -> None:
         "lint",
         help="report graph-break-prone code in compiled functions (no torch import, no code run)",
         description=(
-            "Lint functions compiled with carve.compile / torch.compile (and the same-module functions they call) "
-            "for code that breaks the graph or makes torch.compile skip the function. Configuration: "
+            "Lint functions compiled with carve.compile / torch.compile (and the functions they call, in the linted "
+            "tree and, through their source, in installed packages) for code that breaks the graph or makes "
+            "torch.compile skip the function. Imports are followed by path, never executed. Configuration: "
             "[tool.carve.lint] in pyproject.toml."
         ),
     )
