@@ -321,6 +321,7 @@ class _ExpressionVisitor(cst.CSTVisitor):
     def __init__(self, walker: _FunctionWalker, owner: cst.CSTNode) -> None:
         self.walker = walker
         self.owner = owner
+        self._stored: set[int] = set()  # id() of assignment targets
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
@@ -337,7 +338,15 @@ class _ExpressionVisitor(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         self.walker.check_call(self.owner, node)
 
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._stored.add(id(node.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._stored.add(id(node.target))
+
     def visit_Subscript(self, node: cst.Subscript) -> None:
+        if id(node) in self._stored:
+            return  # `x[x < 0] = 0`: a masked store keeps x's shape (its index is still checked)
         self.walker.check_subscript(self.owner, node)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:

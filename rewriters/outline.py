@@ -517,13 +517,42 @@ class _OperationFinder(cst.CSTVisitor):
         self.found = False
 
     def on_visit(self, node: cst.CSTNode) -> bool:
+        if _size_query(node):
+            return False  # `b, t = idx.size()`: Python ints, nothing for a graph to compute
         if isinstance(node, self.OPERATIONS):
             self.found = True
         return not self.found
 
 
+# Reads of a tensor's sizes and metadata: Python values, never graph work.
+SIZE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "stride"})
+SIZE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "requires_grad"})
+
+
+def _size_query(node: cst.CSTNode) -> bool:
+    """`x.size()`, `x.size(-1)`, `x.dim()`, `x.shape`, `x.shape[1]`, `x.dtype` on a plain name."""
+    if isinstance(node, cst.Subscript):
+        index = node.slice[0].slice if len(node.slice) == 1 else None
+        return (isinstance(index, cst.Index) and _integer(index.value) and isinstance(node.value, cst.Attribute)
+                and _size_query(node.value))
+    if isinstance(node, cst.Attribute):
+        return isinstance(node.value, cst.Name) and node.attr.value in SIZE_ATTRIBUTES
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        func = node.func
+        return (isinstance(func.value, cst.Name) and func.attr.value in SIZE_METHODS
+                and all(_integer(arg.value) and arg.keyword is None and not arg.star for arg in node.args))
+    return False
+
+
+def _integer(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Integer) or (
+        isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, cst.Integer))
+
+
 def _has_operation(statement: cst.CSTNode) -> bool:
-    """Could tracing `statement` record anything? Not for `n = 0` or `return total`."""
+    """Could tracing `statement` record anything? Not for `n = 0`, `return total` or
+    `b, t = idx.size()`."""
     finder = _OperationFinder()
     statement.visit(finder)
     return finder.found

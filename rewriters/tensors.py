@@ -258,6 +258,12 @@ class _AssignmentCollector(cst.CSTVisitor):
         for target in node.targets:
             if isinstance(target.target, cst.Name):
                 self.pairs.append((target.target.value, node.value))
+            elif isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Call):
+                # `v, idx = torch.topk(x, k)`, `values, _ = x.max(dim=1)`: each part of what a
+                # tensor-returning torch call unpacks to is a tensor (decided with the call).
+                for element in target.target.elements:
+                    if isinstance(element.value, cst.Name):
+                        self.pairs.append((element.value.value, node.value))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if isinstance(node.target, cst.Name) and node.value is not None:

@@ -79,13 +79,16 @@ class DynamoCapture:
     calls where a break must be an error."""
 
     def __init__(self, fn: Callable[..., Any], options: CompileOptions, *, name: str, filename: str,
-                 first_line: int) -> None:
+                 first_line: int, dynamic: Optional[bool] = None) -> None:
+        """`dynamic`: overrides options.dynamic (True when carve already saw a number change, which
+        Dynamo, not having seen it, would otherwise specialise once more)."""
         self.fn = fn
         self.options = options
+        self.dynamic = options.dynamic if dynamic is None else dynamic
         self.name = name
         self.filename = filename
         self.first_line = first_line
-        self.recorder = GraphRecorder(compat.dynamo_backend(options.backend, options.options, options.dynamic))
+        self.recorder = GraphRecorder(compat.dynamo_backend(options.backend, options.options, self.dynamic))
         self._variants: dict = {}
         self.break_events: List[BreakEvent] = []
         self._seen_breaks: set = set()
@@ -109,7 +112,7 @@ class DynamoCapture:
             if mode != "permissive" and isinstance(fn, types.FunctionType):
                 fn = _fresh_code_copy(fn)
             optimized = compat.dynamo_optimize(fn, self.recorder, fullgraph=mode == "fullgraph",
-                                               dynamic=self.options.dynamic,
+                                               dynamic=self.dynamic,
                                                recompile_limit=self.options.recompile_limit)
             self._variants[mode] = optimized
         return optimized

@@ -192,7 +192,7 @@ class GraphRegion:
                 self.dynamic_reason = "number changed: " + ", ".join(f"argument {i}" for i in counters)
                 log.dynamic_log.info("region %s (%s:%d): %s; captured by Dynamo with symbolic ints", self.name,
                                      self.filename, self.first_line, self.dynamic_reason)
-                return self._to_dynamo(args, "a number argument changes between calls")
+                return self._to_dynamo(args, "a number argument changes between calls", dynamic=True)
             changed = _changed_dims(self._traced_shapes, args)
             if changed:
                 # Automatic dynamic shapes, as torch.compile: a size changed, so the dimension
@@ -226,12 +226,12 @@ class GraphRegion:
         self._add_entry(trace, args, stop_on_break)
         return trace.result
 
-    def _to_dynamo(self, args: tuple, reason: Optional[str] = None) -> Any:
+    def _to_dynamo(self, args: tuple, reason: Optional[str] = None, dynamic: Optional[bool] = None) -> Any:
         """The region runs Python carve cannot see (or needs symbolic sizes): Dynamo captures it
-        from now on."""
+        from now on (`dynamic=True`: every size and number symbolic from Dynamo's first capture)."""
         self.capture_reason = reason or open_reason(self.fn, args)
         capture = DynamoCapture(self.fn, self.options, name=self.name, filename=self.filename,
-                                first_line=self.first_line)
+                                first_line=self.first_line, dynamic=dynamic)
         capture.break_events = self.break_events
         if self.on_skip is not None:
             capture.on_skip = lambda event: self.on_skip(self, event)

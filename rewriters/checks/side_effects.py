@@ -45,7 +45,7 @@ def check_statement(stmt: cst.BaseSmallStatement, ctx: CheckContext, declared_no
     elif isinstance(stmt, cst.Del):
         targets = [stmt.target]
     for target in targets:
-        yield from _check_target(target, declared_nonlocal)
+        yield from _check_target(target, declared_nonlocal, ctx, deleting=isinstance(stmt, cst.Del))
     if isinstance(stmt, cst.AugAssign) and isinstance(stmt.value, (cst.List, cst.ListComp, cst.Tuple, cst.Set, cst.Dict)):
         # `xs += [y]` extends the list object in place (for a list xs), as xs.extend would.
         yield "CRV019", f"{dotted_name(stmt.target) or 'a name'} += a container literal extends it in place"
@@ -54,15 +54,17 @@ def check_statement(stmt: cst.BaseSmallStatement, ctx: CheckContext, declared_no
     yield from collector.found
 
 
-def _check_target(target: cst.BaseExpression, declared_nonlocal: set[str]):
+def _check_target(target: cst.BaseExpression, declared_nonlocal: set[str], ctx: CheckContext, deleting: bool):
     if isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
-            yield from _check_target(element.value, declared_nonlocal)
+            yield from _check_target(element.value, declared_nonlocal, ctx, deleting)
     elif isinstance(target, cst.StarredElement):
-        yield from _check_target(target.value, declared_nonlocal)
+        yield from _check_target(target.value, declared_nonlocal, ctx, deleting)
     elif isinstance(target, cst.Attribute):
         yield "CRV019", f"stores attribute {dotted_name(target) or target.attr.value}"
     elif isinstance(target, cst.Subscript):
+        if not deleting and (ctx.tensors.is_tensor(target.value) or _tensor_index(target, ctx)):
+            return  # `logits[logits < v] = -inf`: an in-place tensor op the graph records
         yield "CRV019", f"stores an item of {dotted_name(target.value) or 'a container'}"
     elif isinstance(target, cst.Name) and target.value in declared_nonlocal:
         yield "CRV019", f"writes the global/nonlocal name {target.value}"
@@ -98,3 +100,9 @@ class _MutatingCalls(cst.CSTVisitor):
             and not (method == "add" and node.args and self.ctx.tensors.is_tensor(node.args[0].value))
         ):
             self.found.append(("CRV019", f"{dotted_name(node.func) or '.' + method}() mutates a Python object"))
+
+
+def _tensor_index(target: cst.Subscript, ctx: CheckContext) -> bool:
+    """Indexed by a tensor (`x[mask]`, `x[idx]`): only a tensor is stored into that way."""
+    return any(isinstance(element.slice, cst.Index) and ctx.tensors.is_tensor(element.slice.value)
+               for element in target.slice)

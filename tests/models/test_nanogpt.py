@@ -120,11 +120,6 @@ def test_forward_does_not_retrace_seen_shapes_and_modes(forward_run):
         forward_run.graphs, forward_run.frames), "a second pass over the same calls re-traced"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "`b, t = idx.size()` before the `assert` is outlined as a region of its own (rewriters: a size "
-    "query counts as tensor work) and, when the sizes change, runtime/region.py hands that op-free "
-    "region to Dynamo with its dims marked dynamic, which compiles a graph with no operation "
-    "(`return (s27,)`): one graph more than torch.compile, whose one forward graph holds the query"))
 def test_forward_makes_no_more_graphs_than_torch_compile(forward_run):
     # The forward's tensor work is one region, captured by Dynamo as torch.compile captures the
     # frame: no slack.
@@ -185,10 +180,6 @@ def test_generate_matches_eager_and_does_not_retrace():
     torch.testing.assert_close(sample(generate, idx, 5, None), sample(net.generate, idx, 5, None), rtol=0, atol=0)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/region.py hands a fast-path region whose int argument changed (top_k) to Dynamo, but "
-    "Dynamo has not seen the int change and specialises it on its first capture: the third distinct "
-    "value recompiles (3 graphs: carve's trace, Dynamo static, Dynamo symbolic; torch.compile needs 2)"))
 def test_generate_int_argument_is_symbolic_after_one_change():
     net = model().eval()
     backend = CountingBackend()
@@ -203,10 +194,6 @@ def test_generate_int_argument_is_symbolic_after_one_change():
     assert (backend.graphs, dynamo_frames()) == warm, "a new top_k value re-traced"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "rewriters/checks/dynamic_shapes.py flags the boolean-mask STORE `logits[logits < v[:, [-1]]] = -inf` "
-    "as CRV009 (data-dependent output shape); a masked store keeps the shape and Dynamo traces it, so "
-    "carve splits the loop body into 3 regions (5 graphs) where one region (2 graphs) suffices"))
 def test_generate_makes_no_more_graphs_than_torch_compile():
     """torch.compile unrolls the sampling loop into one graph per (prompt length, max_new_tokens);
     carve keeps the loop in Python and compiles its body: a static graph, then one with symbolic
