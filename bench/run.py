@@ -9,7 +9,8 @@
    with eager (results, prints, context-manager and `finally` events,
    exceptions, mutated inputs), on repeated calls and on new inputs.
 3. Dynamic shapes (bench/dynamic.py): a model called with 12 sequence lengths.
-4. Real models (bench/models.py): GPT-2, Llama and nanoGPT, forward and training step.
+4. Real models (bench/models.py): GPT-2, Llama and nanoGPT, forward and training step; their
+   first call in fresh processes with empty Inductor caches (bench/first_call.py).
 5. The linter benchmark, bench/lint_bench.py, if present (its own process).
 
 Tables go to stdout and to bench/results/latest.md; with --write-docs also to
@@ -42,6 +43,7 @@ import torch  # noqa: E402
 
 import capture  # noqa: E402
 import dynamic  # noqa: E402
+import first_call  # noqa: E402
 import models  # noqa: E402
 import speed  # noqa: E402
 
@@ -231,6 +233,7 @@ def main(argv=None) -> int:
         sections.append(dynamic.section(dynamic.run(rounds=2 if args.quick else 3, log=log)))
     if args.only in (None, "models"):
         sections.append(models.section(models.run(rounds=2 if args.quick else 3, log=log)))
+        sections.append(first_call.section(first_call.run(log=log)))
 
     report = "\n\n".join([
         "# carve benchmarks",

@@ -1,0 +1,91 @@
+"""First-call (compile) time on real models, each compiler in a fresh process with an empty
+Inductor cache: what a user waits for the first forward (issue 8).
+
+    python bench/first_call.py                 # table of both compilers on every model
+    python bench/first_call.py MODEL COMPILER  # one measurement (the subprocess each row runs)
+
+bench/models.py times the first call too, but there carve runs after torch.compile in one
+process and Inductor's caches serve kernels both compile; here nothing is shared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+COMPILERS = ("torch.compile", "carve")
+
+
+def measure(model_name: str, compiler: str) -> dict:
+    import torch
+
+    import carve
+    from models import BATCH, LENGTH, MODELS, VOCAB
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    model = MODELS[model_name]().eval()
+    ids = torch.randint(0, VOCAB, (BATCH, LENGTH))
+    compiled = torch.compile(model) if compiler == "torch.compile" else carve.compile(model)
+    with torch.no_grad():
+        expected = model(ids)
+        start = time.perf_counter()
+        got = compiled(ids)
+        seconds = time.perf_counter() - start
+    expected = getattr(expected, "logits", expected)
+    got = getattr(got, "logits", got)
+    return {"seconds": seconds, "ok": bool(torch.allclose(got, expected, rtol=1e-3, atol=1e-3))}
+
+
+def run(log=print) -> dict:
+    from models import MODELS
+
+    results = {}
+    for model_name in MODELS:
+        for compiler in COMPILERS:
+            log(f"  first call: {model_name}, {compiler}, fresh process and Inductor cache ...")
+            with tempfile.TemporaryDirectory() as cache:
+                env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache, TRITON_CACHE_DIR=cache)
+                done = subprocess.run([sys.executable, str(Path(__file__).resolve()), model_name, compiler],
+                                      capture_output=True, text=True, env=env, cwd=BENCH)
+            if done.returncode != 0:
+                results[(model_name, compiler)] = {"error": done.stderr.strip().splitlines()[-1:]}
+            else:
+                results[(model_name, compiler)] = json.loads(done.stdout.strip().splitlines()[-1])
+    return results
+
+
+def section(results: dict) -> str:
+    from models import MODELS
+
+    lines = [
+        "## First call on real models",
+        "",
+        "The models of the table above, forward under `torch.no_grad()`, Inductor: the first call (tracing and "
+        "compiling included) of each compiler in its own fresh process with an empty Inductor cache "
+        "(`bench/first_call.py`). Target (issue 8): carve's first call at most half of torch.compile's.",
+        "",
+        "| model | torch.compile | carve | carve / torch.compile | matches eager |",
+        "|---|---|---|---|---|",
+    ]
+    for model_name in MODELS:
+        tc, cv = results.get((model_name, "torch.compile"), {}), results.get((model_name, "carve"), {})
+        ratio = f"{cv['seconds'] / tc['seconds']:.2f}" if "seconds" in tc and "seconds" in cv else "-"
+        ok = "yes" if tc.get("ok") and cv.get("ok") else "**no**"
+        fmt = lambda r: f"{r['seconds']:.1f} s" if "seconds" in r else f"failed: {r.get('error')}"  # noqa: E731
+        lines.append(f"| {model_name} | {fmt(tc)} | {fmt(cv)} | {ratio} | {ok} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(BENCH))
+    if len(sys.argv) == 3:
+        print(json.dumps(measure(sys.argv[1], sys.argv[2])))
+    else:
+        print(section(run()))
