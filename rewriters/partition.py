@@ -136,6 +136,8 @@ def _graph_statement(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_de
     """Can the trace capture `statement` whole? `nested`: it sits inside an if/for of the region."""
     if isinstance(statement, cst.For) and _only_untaken_breaks_inside(statement, analysis):
         pass  # its body is judged below: breaks only in branches the guards usually skip
+    elif _container_update(statement, analysis):
+        return True
     elif analysis.findings_of(statement):
         return False
     if is_simple(statement):
@@ -148,11 +150,28 @@ def _graph_statement(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_de
     if isinstance(statement, cst.For) and statement.orelse is None and _name_target(statement.target) and (
             _short_loop(statement) or _container_loop(statement)):
         return all(_graph_statement(s, analysis, loop_depth + 1, nested=True) for s in _statements(statement.body))
+    if isinstance(statement, cst.Try) and nested is False and _try_captured_whole(statement, analysis, loop_depth):
+        return True
     if isinstance(statement, cst.With) and id(statement) in analysis.torch_context_managers:
         # torch's own context managers (no_grad, autocast, ...): the capture records their state
         # changes, so the block is part of the graph.
         return all(_graph_statement(s, analysis, loop_depth, nested=True) for s in _statements(statement.body))
     return False
+
+
+def _try_captured_whole(statement: cst.Try, analysis: FunctionAnalysis, loop_depth: int) -> bool:
+    """A `try` whose every part is graph work is part of the region, as Dynamo traces it inside
+    one frame (torch.compile's one graph): an exception met while tracing is Dynamo's to model,
+    and one it cannot is a break in the region, which then runs as written.
+
+        try:                                # one graph with what comes before and after
+            y = x.sin()
+        except ValueError:
+            y = torch.zeros(3)
+    """
+    handlers_simple = all(handler.type is None or dotted_name(handler.type) is not None for handler in statement.handlers)
+    return handlers_simple and all(
+        _graph_statement(s, analysis, loop_depth, nested=True) for child in child_blocks(statement) for s in _statements(child))
 
 
 def try_body_is_one_region(statement: cst.CSTNode, analysis: FunctionAnalysis, closures: "_Closures") -> bool:
@@ -250,6 +269,32 @@ def _contains_in_place_call(node: cst.CSTNode) -> bool:
     finder = InPlace()
     node.visit(finder)
     return finder.found
+
+
+# Methods that update a list, dict or set in place: Dynamo records them and replays them on the
+# real object after the graph runs, as torch.compile does.
+CONTAINER_UPDATES = frozenset({"append", "extend", "insert", "update", "setdefault"})
+
+
+def _container_update(statement: cst.CSTNode, analysis: FunctionAnalysis) -> bool:
+    """`acc.append(x.sum())`: a graph statement. A region that updates a Python container takes
+    it as an argument (or reads it as a global), which sends the region to Dynamo rather than
+    carve's own tracer, and Dynamo applies the update on every call.
+    """
+    if not is_simple(statement) or len(statement.body) != 1 or not isinstance(statement.body[0], cst.Expr):
+        return False
+    call = statement.body[0].value
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+            and isinstance(call.func.value, cst.Name) and call.func.attr.value in CONTAINER_UPDATES):
+        return False
+    if not any(isinstance(arg.value, COMPUTED) for arg in call.args):
+        return False  # `log.append("done")`: nothing for a graph to compute; stays Python
+    findings = analysis.findings_of(statement)
+    return bool(findings) and all(f.code == "CRV019" for f in findings) and not _contains_lambda(call)
+
+
+# Argument expressions that compute something (`x.sum()`, `y * 2`, `t[0]`), unlike names and literals.
+COMPUTED = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript, cst.Comparison)
 
 
 def _only_untaken_breaks_inside(loop: cst.For, analysis: FunctionAnalysis) -> bool:
