@@ -1,0 +1,132 @@
+"""The partition pass on its own (issue 12: every pass tested by itself): source in, the items
+(graph runs, eager statements, compound statements kept as Python) out. Pure source
+analysis, as `carve lint` and `carve rewrite` run it: no torch, nothing executed.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from carve.rewriters.analysis import ModuleContext, analyze_function
+from carve.rewriters.partition import Compound, EagerStatement, GraphRun, partition_block
+
+
+def partition(source: str, forced_breaks: dict | None = None):
+    module = cst.parse_module(textwrap.dedent(source))
+    function = next(node for node in module.body if isinstance(node, cst.FunctionDef))
+    analysis = analyze_function(function, ModuleContext(module), None, forced_breaks)
+    return partition_block(function.body, analysis)
+
+
+def shape(items) -> list:
+    """("graph", n statements) / ("eager", codes) / ("compound", [shape of each block])."""
+    out = []
+    for item in items:
+        if isinstance(item, GraphRun):
+            out.append(("graph", len(item.statements)))
+        elif isinstance(item, EagerStatement):
+            out.append(("eager", sorted({f.code for f in item.findings})))
+        else:
+            assert isinstance(item, Compound)
+            out.append(("compound", [shape(block) for block in item.blocks]))
+    return out
+
+
+def test_a_print_splits_the_run_and_stays_eager():
+    items = partition("""
+        import torch
+        def f(x):
+            y = x.sin()
+            print(y)
+            return y * 2
+    """)
+    assert shape(items) == [("graph", 1), ("eager", ["CRV003"]), ("graph", 1)]
+
+
+def test_a_loop_whose_breaks_are_in_a_loop_invariant_branch_is_one_run():
+    items = partition("""
+        import torch
+        def f(blocks, x, verbose):
+            for block in blocks:
+                x = block(x)
+                if verbose:
+                    print(x)
+            return x
+    """)
+    assert shape(items) == [("graph", 2)]
+
+
+def test_a_branch_that_varies_with_the_loop_keeps_the_loop_python():
+    items = partition("""
+        import torch
+        def f(blocks, x):
+            for i, block in enumerate(blocks):
+                x = block(x)
+                if i % 2 == 0:
+                    print(x)
+            return x
+    """)
+    assert shape(items)[0][0] == "compound"
+
+
+def test_a_loop_dynamo_gave_up_on_is_python_after_the_rebuild():
+    source = """
+        import torch
+        def f(blocks, x, verbose):
+            for block in blocks:
+                x = block(x)
+                if verbose:
+                    print(x)
+            return x
+    """
+    # Lines (dedented, from 1): the loop header is line 4, the print line 7.
+    items = partition(source, {4: ("CRV006", "Dynamo skipped the region"), 7: ("CRV003", "print")})
+    assert [kind for kind, *_ in shape(items)] == ["compound", "graph"]
+
+
+def test_a_try_of_graph_work_joins_the_run_around_it():
+    items = partition("""
+        import torch
+        def f(x):
+            y = x * 2
+            try:
+                y = y.sin()
+            except ValueError:
+                y = torch.zeros(3)
+            return y + 1
+    """)
+    assert shape(items) == [("graph", 3)]
+
+
+def test_a_try_whose_handler_logs_keeps_its_body_per_statement_when_the_handler_reads_it():
+    items = partition("""
+        import torch
+        def f(x):
+            try:
+                a = x.sin()
+                b = a * 2
+            except RuntimeError:
+                print("a", a)
+                b = x
+            return b
+    """)
+    (compound, tail) = shape(items)
+    body, handler = compound[1]
+    assert body == [("graph", 1), ("graph", 1)] and tail == ("graph", 1)
+    assert ("eager", ["CRV003"]) in handler
+
+
+def test_a_list_append_with_tensor_work_is_graph_work_and_a_plain_one_is_not():
+    items = partition("""
+        import torch
+        def f(x, log):
+            acc = []
+            y = x * 2
+            acc.append(y.sum())
+            log.append("done")
+            return y, acc
+    """)
+    # acc = [], y = x * 2 and the append are one run; the append of a string stays Python.
+    assert shape(items) == [("graph", 3), ("eager", ["CRV019"]), ("graph", 1)]
