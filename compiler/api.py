@@ -95,7 +95,8 @@ def _wrap_function(fn: types.FunctionType, options: CompileOptions):
     return _version(_nested, fn, options, lambda: CompiledFunction(fn, options))
 
 
-def _version(table: "weakref.WeakKeyDictionary", key, options: CompileOptions, make):
+def _version(table: "weakref.WeakKeyDictionary", key, options: CompileOptions, make, *,
+             skip_local_definitions: bool = True):
     """The version of `key` compiled with `options` (equal options: the same version), made by
     `make()` the first time.
 
@@ -104,7 +105,7 @@ def _version(table: "weakref.WeakKeyDictionary", key, options: CompileOptions, m
     block of a model compiled on its own, `carve.compile(model.generate)` per request. A new
     version for each would parse the source and trace every region again, each time.
     """
-    if "<locals>" in key.__qualname__:
+    if skip_local_definitions and "<locals>" in getattr(key, "__qualname__", ""):
         # Made again on every call of the function that defines it: an entry would keep each
         # one (a function and its closure, a class) alive. Each is compiled on its own.
         return make()
@@ -543,21 +544,17 @@ def compile_nested(fn, options: CompileOptions):
         compiled_forward = compile_nested(type(fn).forward, options)
         if compiled_forward is type(fn).forward:
             return fn
-        versions = _nested_modules.setdefault(fn, [])
-        for known_options, compiled in versions:
-            if known_options is options or known_options == options:
-                return compiled
-        # One compiled class per (class, options): blocks of one class share their compiled
-        # forward (and its graphs), as they share the class's forward in eager.
-        classes = _nested_classes.setdefault(type(fn), [])
-        compiled_class = next((c for known, c in classes if known is options or known == options), None)
-        if compiled_class is None:
-            compiled_class = _compiled_class(type(fn), options, compile_nested)
-            classes.append((options, compiled_class))
-        compiled = object.__new__(compiled_class)
-        compiled.__dict__ = fn.__dict__  # carve keeps no reference to the module itself
-        versions.append((options, compiled))
-        return compiled
+        cls = type(fn)
+
+        def compiled_module():
+            # One compiled class per (class, options): blocks of one class share their compiled
+            # forward (and its graphs), as they share the class's forward in eager.
+            compiled = object.__new__(
+                _version(_nested_classes, cls, options, lambda: _compiled_class(cls, options, compile_nested)))
+            compiled.__dict__ = fn.__dict__  # carve keeps no reference to the module itself
+            return compiled
+
+        return _version(_nested_modules, fn, options, compiled_module, skip_local_definitions=False)
     if not isinstance(fn, types.FunctionType) or fn.__name__ == "<lambda>":
         return fn
     from carve.resolver import is_user_code
@@ -565,10 +562,5 @@ def compile_nested(fn, options: CompileOptions):
 
     if not is_user_code(fn.__code__) or classify_callable(fn) is not Marker.NONE:
         return fn
-    versions = _nested.setdefault(fn, [])
-    for known_options, compiled in versions:
-        if known_options is options or known_options == options:
-            return compiled
-    compiled = CompiledFunction(fn, options)
-    versions.append((options, compiled))
-    return compiled
+    # A nested function defined once and called on every step is compiled once, local or not.
+    return _version(_nested, fn, options, lambda: CompiledFunction(fn, options), skip_local_definitions=False)

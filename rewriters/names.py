@@ -89,3 +89,12 @@ class _ImportCollector(cst.CSTVisitor):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         self.table.add_import_from(node)
+
+
+def integer_value(node: cst.CSTNode) -> int | None:
+    """The value of an integer literal, negative ones included (`3`, `-1`); None for anything else."""
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.value, 0)
+    return None

@@ -66,7 +66,8 @@ from carve.rewriters.partition import (
     Compound, EagerStatement, GraphRun, Item, as_statement_line, is_simple as is_simple_line, partition_block,
 )
 from carve.rewriters.rules import rule
-from carve.rewriters.tensors import TensorInference
+from carve.rewriters.names import integer_value
+from carve.rewriters.tensors import NON_TENSOR_ATTRIBUTES, NON_TENSOR_METHODS, TensorInference
 
 
 @dataclass
@@ -524,30 +525,21 @@ class _OperationFinder(cst.CSTVisitor):
         return not self.found
 
 
-# Reads of a tensor's sizes and metadata: Python values, never graph work.
-SIZE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "stride"})
-SIZE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "requires_grad"})
-
-
 def _size_query(node: cst.CSTNode) -> bool:
-    """`x.size()`, `x.size(-1)`, `x.dim()`, `x.shape`, `x.shape[1]`, `x.dtype` on a plain name."""
+    """`x.size()`, `x.size(-1)`, `x.dim()`, `x.shape`, `x.shape[1]`, `x.dtype` on a plain name:
+    reads of a tensor's metadata, Python values and never graph work."""
     if isinstance(node, cst.Subscript):
         index = node.slice[0].slice if len(node.slice) == 1 else None
-        return (isinstance(index, cst.Index) and _integer(index.value) and isinstance(node.value, cst.Attribute)
-                and _size_query(node.value))
+        return (isinstance(index, cst.Index) and integer_value(index.value) is not None
+                and isinstance(node.value, cst.Attribute) and _size_query(node.value))
     if isinstance(node, cst.Attribute):
-        return isinstance(node.value, cst.Name) and node.attr.value in SIZE_ATTRIBUTES
+        return isinstance(node.value, cst.Name) and node.attr.value in NON_TENSOR_ATTRIBUTES
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         func = node.func
-        return (isinstance(func.value, cst.Name) and func.attr.value in SIZE_METHODS
-                and all(_integer(arg.value) and arg.keyword is None and not arg.star for arg in node.args))
+        return (isinstance(func.value, cst.Name) and func.attr.value in NON_TENSOR_METHODS
+                and all(integer_value(arg.value) is not None and arg.keyword is None and not arg.star
+                        for arg in node.args))
     return False
-
-
-def _integer(node: cst.CSTNode) -> bool:
-    return isinstance(node, cst.Integer) or (
-        isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
-        and isinstance(node.expression, cst.Integer))
 
 
 def _has_operation(statement: cst.CSTNode) -> bool:

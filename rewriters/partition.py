@@ -31,7 +31,7 @@ import libcst as cst
 
 from carve.rewriters.analysis import FunctionAnalysis, child_blocks
 from carve.rewriters.findings import Finding
-from carve.rewriters.names import dotted_name
+from carve.rewriters.names import dotted_name, integer_value
 from carve.rewriters.rules import rule
 
 # `for` loops over range() are unrolled into the graph only up to this many iterations.
@@ -150,7 +150,7 @@ def _graph_statement(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_de
     if isinstance(statement, cst.For) and statement.orelse is None and _name_target(statement.target) and (
             _short_loop(statement) or _container_loop(statement)):
         return all(_graph_statement(s, analysis, loop_depth + 1, nested=True) for s in _statements(statement.body))
-    if isinstance(statement, cst.Try) and nested is False and _try_captured_whole(statement, analysis, loop_depth):
+    if isinstance(statement, cst.Try) and not nested and _try_captured_whole(statement, analysis, loop_depth):
         return True
     if isinstance(statement, cst.With) and id(statement) in analysis.torch_context_managers:
         # torch's own context managers (no_grad, autocast, ...): the capture records their state
@@ -441,15 +441,6 @@ class _Closures(cst.CSTVisitor):
         return bool(writes & self.cells) or bool(set(reads) & self.functions)
 
 
-class _LambdaFinder(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        self.found = True
-        return False
-
-
 class _TypeFinder(cst.CSTVisitor):
     def __init__(self, kind: type) -> None:
         self.kind = kind
@@ -468,9 +459,7 @@ def _contains(node: cst.CSTNode, kind: type) -> bool:
 
 
 def _contains_lambda(node: cst.CSTNode) -> bool:
-    finder = _LambdaFinder()
-    node.visit(finder)
-    return finder.found
+    return _contains(node, cst.Lambda)
 
 
 def _makes_python_object(value: cst.BaseExpression) -> bool:
@@ -499,16 +488,8 @@ def _short_loop(statement: cst.For) -> bool:
     iterator = statement.iter
     if not (isinstance(iterator, cst.Call) and dotted_name(iterator.func) == "range"):
         return False
-    bounds = []
-    for arg in iterator.args:
-        value = arg.value
-        if isinstance(value, cst.Integer):
-            bounds.append(int(value.value))
-        elif isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) and isinstance(value.expression, cst.Integer):
-            bounds.append(-int(value.expression.value))
-        else:
-            return False
-    if not bounds:
+    bounds = [integer_value(arg.value) for arg in iterator.args]
+    if not bounds or None in bounds:
         return False
     count = len(range(*bounds))
     return count <= MAX_UNROLLED_ITERATIONS

@@ -196,10 +196,8 @@ _BUILTIN_CALLS = frozenset({
 })
 
 
-class _Returns(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.values: list[cst.BaseExpression] = []
-        self.yields = False
+class _OwnScopeVisitor(cst.CSTVisitor):
+    """Visits one function body, not the nested functions, classes and lambdas in it."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -209,6 +207,12 @@ class _Returns(cst.CSTVisitor):
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
+
+
+class _Returns(_OwnScopeVisitor):
+    def __init__(self) -> None:
+        self.values: list[cst.BaseExpression] = []
+        self.yields = False
 
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:
@@ -226,7 +230,7 @@ def _all_params(params: cst.Parameters) -> list[cst.Param]:
     return result
 
 
-class _AssignmentCollector(cst.CSTVisitor):
+class _AssignmentCollector(_OwnScopeVisitor):
     """(name, value) pairs of simple assignments, skipping nested functions and classes."""
 
     def __init__(self) -> None:
@@ -244,15 +248,6 @@ class _AssignmentCollector(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if isinstance(node.value, cst.Name) and node.attr.value in EVIDENCE_ATTRIBUTES and node.value.value != "self":
             self.used_as_tensor.add(node.value.value)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
