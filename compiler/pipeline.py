@@ -90,9 +90,9 @@ def _fullgraph_refusal(
     """Why `fullgraph=True` cannot give one graph, or None.
 
     A break torch.compile would meet anywhere in the function outside the regions (one in a
-    branch a region keeps is met, and refused, by the capture only when the branch is taken); else a statement carve runs eagerly although
-    torch.compile would trace it (`LOG.append(1)`, `idx = y.nonzero()`), when graph work runs
-    both before and after it. Eager statements only before or after the one graph
+    branch a region keeps is met, and refused, by the capture only when the branch is taken);
+    else a statement carve runs eagerly although torch.compile would trace it (`LOG.append(1)`,
+    `idx = y.nonzero()`), when graph work runs both before and after it. Eager statements only before or after the one graph
     (`a = next(it)` ahead of the tensor work) leave it whole."""
     regions = [(region.first_line, region.last_line) for region in outlined.regions]
     for finding in analysis.findings:

@@ -173,13 +173,19 @@ def global_hooks_state() -> Tuple[Any, ...]:
     return tuple(tuple(hooks) for hooks in global_module_hooks())
 
 
-def dynamo_skipped_frame(code: types.CodeType, seen: set) -> Optional[str]:
+def dynamo_unsupported_counts() -> Dict[str, int]:
+    """How often Dynamo has met each unsupported construct so far (a baseline for the next call)."""
+    return dict(torch._dynamo.utils.counters["unimplemented"])
+
+
+def dynamo_skipped_frame(code: types.CodeType, baseline: Dict[str, int]) -> Optional[str]:
     """Why Dynamo skipped the frames of `code` for good (a graph break inside one of its loops),
-    if it did since the reasons in `seen`; Dynamo records this nowhere but its counters."""
+    if it did since `baseline` (updated); Dynamo records this nowhere but its counters, keyed by
+    name, file and line, which another code object of the same function may share."""
     marker = f"frame skipped: {torch._dynamo.exc.format_frame_info(code)}"
-    for reason in torch._dynamo.utils.counters["unimplemented"]:
-        if reason not in seen and marker in reason:
-            seen.add(reason)
+    for reason, count in torch._dynamo.utils.counters["unimplemented"].items():
+        if marker in reason and count > baseline.get(reason, 0):
+            baseline[reason] = count
             return reason
     return None
 

@@ -101,7 +101,7 @@ class DynamoCapture:
         # Wall time of each call that compiled (Dynamo's trace included), for carve.explain.
         self.compile_seconds: List[float] = []
         self.skipped = False
-        self._skip_reasons_seen: set = set()
+        self._unsupported_before = compat.dynamo_unsupported_counts()
 
     def _optimized(self, mode: str) -> Callable[..., Any]:
         """Dynamo's capture of the region for `mode`: "permissive", "error" (breaks raise, an inner
@@ -174,7 +174,7 @@ class DynamoCapture:
         only in a counter: carve reports it once and lets the compiler re-split the region."""
         # Only the permissive capture runs self.fn's own code; the strict ones raise, not skip.
         code = getattr(self.fn, "__code__", None)
-        if code is None or compat.dynamo_skipped_frame(code, self._skip_reasons_seen) is None:
+        if code is None or compat.dynamo_skipped_frame(code, self._unsupported_before) is None:
             return
         self.skipped = True
         event = BreakEvent("CRV006", "torch._dynamo gave up on the region (a graph break it cannot resume "
