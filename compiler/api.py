@@ -407,8 +407,10 @@ class WholeCall:
 
     @property
     def regions(self):
-        return [region for region in (self.positional, self.region) if region is not None
-                and (region.graphs or region.capture is not None or region.entries)] or [self.region]
+        """The regions calls have gone through (a graph needs a capture or a cache entry)."""
+        used = [region for region in (self.positional, self.region)
+                if region is not None and (region.capture is not None or region.entries)]
+        return used or [self.region]
 
 
 class CompiledModule:
