@@ -25,6 +25,7 @@ import logging
 import types
 import weakref
 
+from carve.explanation import register_regionset, unregister_regionset
 from carve.pipeline import Build, build
 from carve.regionset import options_from
 from carve.runtime import state
@@ -267,6 +268,12 @@ class CompiledFunction:
             log.warning("carve: could not compile %s (%s: %s); running it eagerly",
                         self.fn.__qualname__, type(error).__name__, error, exc_info=log.isEnabledFor(logging.DEBUG))
             return self._run_eagerly(f"{type(error).__name__}: {error}")
+        if self._build.torch_compile_would_not_break and not self.options.fullgraph:
+            # (Under fullgraph carve's split passed `_fullgraph_refusal`: it is one graph, with
+            # at most Python before or after it that Dynamo might refuse, `next(iterator_arg)`.)
+            unregister_regionset(self._build.regions)
+            self._impl = WholeCall(self.fn, self.options, findings=self._build.regions.findings)
+            return self._impl
         self._build.regions.on_break = self._on_break
         self._build.regions.on_skip = self._on_skip
         self._impl = self._build.function
@@ -357,7 +364,8 @@ class WholeCall:
         gelu = carve.compile(F.gelu)        # one graph of F.gelu, under carve's guards and options
     """
 
-    def __init__(self, target, options: CompileOptions, static_refusal: GraphBreakError | None = None) -> None:
+    def __init__(self, target, options: CompileOptions, static_refusal: GraphBreakError | None = None,
+                 findings: dict | None = None) -> None:
         self.target = target
         self.options = options
         # What carve's own analysis found first (fullgraph): when Dynamo breaks at that line,
@@ -365,8 +373,10 @@ class WholeCall:
         self.static_refusal = static_refusal
         name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or type(target).__name__
         code = getattr(target, "__code__", None)
+        first_line = code.co_firstlineno if code else 0
+        last_line = max((line for _, _, line in code.co_lines() if line), default=first_line) if code else 0
         where_ = dict(name=name, options=options, filename=code.co_filename if code else f"<{name}>",
-                      first_line=code.co_firstlineno if code else 0, last_line=code.co_firstlineno if code else 0)
+                      first_line=first_line, last_line=last_line)
         self.region = GraphRegion(_call_with_keywords(target), **where_)
         # A Python function called with positional arguments is captured as itself, so Dynamo
         # sees its arguments as torch.compile would (an input iterator, a list, a module).
@@ -376,6 +386,11 @@ class WholeCall:
                 # The whole call is Dynamo's to capture, as torch.compile's: carve's own tracer
                 # would refuse what Dynamo traces (`y.nonzero()`).
                 region.force_dynamo = "the whole call is one region"
+        # What carve.explain reads of a RegionSet: the static findings, no eager statements.
+        self.name, self.filename = name, where_["filename"]
+        self.findings = findings or {}
+        self.eager_calls: dict = {}
+        register_regionset(self)
         functools.update_wrapper(self, target, updated=())
 
     def __call__(self, *args, **kwargs):

@@ -78,7 +78,8 @@ class ExplainOutput:
 
 
 def register_regionset(regions) -> None:
-    """Called by every RegionSet: while an explain runs, it is collected."""
+    """Called by every RegionSet (and every whole-call capture, which reads like one): while an
+    explain runs, it is collected."""
     sets = getattr(_collector, "sets", None)
     if sets is not None:
         sets.append(regions)
@@ -96,10 +97,10 @@ def explain(fn, **compile_options):
     compile_options.setdefault("backend", "eager")
 
     def run(*args, **kwargs):
-        compiled = compile(target, **compile_options)
         previous = getattr(_collector, "sets", None)
         _collector.sets = []
         try:
+            compiled = compile(target, **compile_options)
             result = compiled(*args, **kwargs)
             sets = list(_collector.sets)
         finally:
@@ -107,6 +108,13 @@ def explain(fn, **compile_options):
         return _report(result, sets)
 
     return run
+
+
+def unregister_regionset(regions) -> None:
+    """A RegionSet built but never run (the call went to a whole-call capture instead)."""
+    sets = getattr(_collector, "sets", None)
+    if sets is not None and regions in sets:
+        sets.remove(regions)
 
 
 def _report(result, sets) -> ExplainOutput:

@@ -43,6 +43,28 @@ class Build:
     source: FunctionSource
     forced_breaks: dict = field(default_factory=dict)
 
+    @property
+    def torch_compile_would_not_break(self) -> bool:
+        """True when nothing in the function breaks torch.compile's graph, yet carve's split
+        would run some of it as Python between graphs or leave it uncaptured:
+
+            def f(x, y):                    # carve's split: 3 regions around the `if`s and `del`
+                r = x + y                   # (Python statements between them), or none at all
+                if FLAG: r = r.sin()        # (`sum(map(lambda v: v + 1, xs))`)
+                del x
+                return r + 1                # Dynamo on the whole call: one graph, as torch.compile
+
+        Then the split has nothing to give and Dynamo captures the whole call (one graph where
+        torch.compile makes one, its frame, guards and replayed side effects). A split that is
+        already one region of the whole body keeps carve's own capture (the fast path), and a
+        split a capture already refused at some line (`forced_breaks`) stays split there."""
+        if self.forced_breaks:
+            return False
+        if any(rule(finding.code).breaks_torch_compile or finding.frozen_by_tracing
+               for finding in self.analysis.findings):
+            return False
+        return not (len(self.outlined.regions) == 1 and not self.outlined.eager)
+
 
 def build(fn, options: CompileOptions, args: tuple, forced_breaks: dict[int, tuple[str, str]]) -> Build:
     source = function_source(fn)

@@ -112,7 +112,8 @@ class LiveResolver:
             # The callee may draw from it: run the call as Python (it is compiled on its own,
             # where the draw is found and kept eager).
             return CalleeInfo(CalleeKind.USER_FUNCTION, dotted, findings=(Finding(
-                "CRV019", f"{dotted}() is given a random.Random, whose draws are Python state", 0),))
+                "CRV019", f"{dotted}() is given a random.Random, whose draws are Python state", 0,
+                frozen_by_tracing=True),))
         found, obj = self._lookup(dotted)
         if not found:
             return None
@@ -212,11 +213,12 @@ def _python_state_call(obj, name: str) -> CalleeInfo | None:
         code = getattr(wrapped, "__code__", None)
         if code is not None and is_user_code(code):
             return CalleeInfo(CalleeKind.USER_FUNCTION, name, findings=(Finding(
-                "CRV019", f"{name}() is an lru_cache: its cache is Python state", code.co_firstlineno),),
+                "CRV019", f"{name}() is an lru_cache: its cache is Python state", code.co_firstlineno,
+                frozen_by_tracing=True),),
                 filename=code.co_filename)
     if isinstance(getattr(obj, "__self__", None), random.Random) and callable(obj):
         return CalleeInfo(CalleeKind.USER_FUNCTION, name, findings=(Finding(
-            "CRV019", f"{name}() draws from a random.Random instance", 0),))
+            "CRV019", f"{name}() draws from a random.Random instance", 0, frozen_by_tracing=True),))
     return None
 
 

@@ -19,6 +19,8 @@ with: CRV006-CRV008); and findings that make the whole function eager
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -311,8 +313,10 @@ class _FunctionWalker:
                 # Traced into a graph, the callee's Python effects would happen once, at trace time.
                 effect = info.side_effects[0]
                 where = f"{info.filename}:{effect.line}" if info.filename else f"line {effect.line}"
-                self._record(owner, self._finding(
-                    "CRV019", f"{info.name}() changes Python state ({where}: {effect.message})", call, (), owner))
+                finding = self._finding(
+                    "CRV019", f"{info.name}() changes Python state ({where}: {effect.message})", call, (), owner)
+                frozen = any(effect.frozen_by_tracing for effect in info.side_effects)
+                self._record(owner, dataclasses.replace(finding, frozen_by_tracing=frozen))
 
 
 class _ExpressionVisitor(cst.CSTVisitor):

@@ -37,6 +37,10 @@ class Finding(RuleFacts):
     end_column: int = 0
     # For breaks found inside a callee: "file:line: message" entries, outermost first.
     callee_stack: tuple[str, ...] = field(default=(), compare=False)
+    # Python state a tracer would freeze even where torch.compile traces it without a break
+    # (an lru_cache helper, a random.Random draw): carve keeps it eager, and the function is
+    # not handed whole to Dynamo.
+    frozen_by_tracing: bool = field(default=False, compare=False)
 
 
     def describe(self) -> str:

@@ -162,7 +162,9 @@ def test_user_context_manager_order_preserved(backend):
     events, expected_events = [], []
     assert torch.allclose(compiled(x, events), f(x, expected_events))
     assert events == expected_events == ["enter", "body", "exit"]
-    assert backend.graphs == 2
+    # Nothing here breaks torch.compile's graph: Dynamo captures the whole call, replaying the
+    # context manager's and the body's appends in order, in one graph as torch.compile does.
+    assert backend.graphs == 1
 
 
 def test_logging_every_few_steps_in_a_training_loop(backend, caplog):
