@@ -21,6 +21,7 @@ read or handle runs eagerly, and carve says why once (fullgraph: an error).
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import types
 import weakref
@@ -268,11 +269,17 @@ class CompiledFunction:
             log.warning("carve: could not compile %s (%s: %s); running it eagerly",
                         self.fn.__qualname__, type(error).__name__, error, exc_info=log.isEnabledFor(logging.DEBUG))
             return self._run_eagerly(f"{type(error).__name__}: {error}")
-        if self._build.torch_compile_would_not_break and not self.options.fullgraph:
-            # (Under fullgraph carve's split passed `_fullgraph_refusal`: it is one graph, with
-            # at most Python before or after it that Dynamo might refuse, `next(iterator_arg)`.)
-            unregister_regionset(self._build.regions)
-            self._impl = WholeCall(self.fn, self.options, findings=self._build.regions.findings)
+        if self._build.torch_compile_would_not_break:
+            # Under fullgraph carve's split passed `_fullgraph_refusal`: one graph, with at most
+            # Python before or after it. Where Dynamo refuses that Python (`next(iterator_arg)`)
+            # the split is the fallback, as it runs nothing before the refusal.
+            split = self._build.function if self.options.fullgraph else None
+            if split is None:
+                unregister_regionset(self._build.regions)
+            else:
+                self._build.regions.on_break = self._on_break
+                self._build.regions.on_skip = self._on_skip
+            self._impl = WholeCall(self.fn, self.options, findings=self._build.regions.findings, fullgraph_split=split)
             return self._impl
         self._build.regions.on_break = self._on_break
         self._build.regions.on_skip = self._on_skip
@@ -336,7 +343,7 @@ class CompiledFunction:
 
     @property
     def regions(self):
-        if isinstance(self._impl, WholeCall):
+        if isinstance(self._impl, WholeCall) and not self._impl.split_runs:
             return self._impl.regions
         return self._build.regions.regions if self._build else []
 
@@ -365,8 +372,12 @@ class WholeCall:
     """
 
     def __init__(self, target, options: CompileOptions, static_refusal: GraphBreakError | None = None,
-                 findings: dict | None = None) -> None:
+                 findings: dict | None = None, fullgraph_split=None) -> None:
         self.target = target
+        # carve's own one-graph split of the function, run when Dynamo's fullgraph capture of
+        # the whole call refuses (a refusal comes from the trace, before anything has run).
+        self.fullgraph_split = fullgraph_split
+        self.split_runs = False
         self.options = options
         # What carve's own analysis found first (fullgraph): when Dynamo breaks at that line,
         # carve's rule names the construct better than Dynamo's message.
@@ -398,6 +409,8 @@ class WholeCall:
             return self.target(*args, **kwargs)
         if self.options.fullgraph:
             with state.fullgraph_scope(True):
+                if self.split_runs:
+                    return self.fullgraph_split(*args, **kwargs)
                 return self._call(args, kwargs)
         return self._call(args, kwargs)
 
@@ -407,6 +420,11 @@ class WholeCall:
                 return self.positional(*args)
             return self.region(args, kwargs or _NO_KEYWORDS)
         except GraphBreakError as error:
+            if self.fullgraph_split is not None:
+                log.info("carve: Dynamo refuses one graph of the whole call of %s (%s); carve's split runs it",
+                         self.name, error)
+                self.split_runs = True
+                return self.fullgraph_split(*args, **kwargs)
             refusal = self.static_refusal
             if refusal is not None and (error.filename, error.lineno) == (refusal.filename, refusal.lineno):
                 raise refusal from None
@@ -549,6 +567,9 @@ _nested_classes: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _nested: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+_SUSPENDABLE_CODE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
 def compile_nested(fn, options: CompileOptions):
     """The compiled version of a callee that breaks its caller's graph; plain callables pass through."""
     if isinstance(fn, (CompiledFunction, CompiledModule)) or state.is_disabled():
@@ -578,6 +599,10 @@ def compile_nested(fn, options: CompileOptions):
     from carve.runtime.compat import Marker, classify_callable
 
     if not is_user_code(fn.__code__) or classify_callable(fn) is not Marker.NONE:
+        return fn
+    if fn.__code__.co_flags & _SUSPENDABLE_CODE:
+        # Calling a generator (or coroutine) function runs none of its body: it returns the
+        # suspended frame, which the caller's `next()`/`send()`/`await` resume as Python.
         return fn
     # A nested function defined once and called on every step is compiled once, local or not.
     return _version(_nested, fn, options, lambda: CompiledFunction(fn, options), skip_local_definitions=False)
