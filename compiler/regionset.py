@@ -89,6 +89,9 @@ class RegionSet:
         made Python on the next call, so the loop's tensor work is compiled again."""
         lines = {line: (finding.code, finding.message) for line, finding in self.findings.items()
                  if region.first_line <= line <= region.last_line}
+        # What carve's tracer could not record sent the region to Dynamo: split there instead.
+        lines.update({event.lineno: (event.code, event.message) for event in region.tracer_refusals
+                      if region.first_line <= event.lineno <= region.last_line})
         if lines and self.on_skip is not None:
             self.on_skip(lines)
 

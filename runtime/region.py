@@ -41,7 +41,7 @@ from .errors import BreakEvent, GraphBreakError
 from .closed import is_closed, open_reason
 from .dynamo_capture import DynamoCapture
 from .guards import GuardSet
-from .tracer import OutputSpec, TraceResult, trace_region
+from .tracer import UNTRACEABLE, OutputSpec, TraceResult, trace_region
 
 _MISS = object()
 _state = state._state
@@ -93,6 +93,8 @@ class GraphRegion:
         self.eager = not hasattr(fn, "__code__")  # only Python functions can be traced
         self.eager_reason: Optional[str] = "not a Python function" if self.eager else None
         self.break_events: List[BreakEvent] = []
+        # What carve's own tracer could not record (CRV017), sending the region to Dynamo.
+        self.tracer_refusals: List[BreakEvent] = []
         self.limit_reached = False
         # Set when the region is not closed (closed.py): Dynamo captures it from then on.
         self.capture: Optional[DynamoCapture] = None
@@ -241,9 +243,24 @@ class GraphRegion:
         log.log_once(("dynamo", self.filename, self.first_line), log.recompiles_log, logging.DEBUG,
                      "region %s (%s:%d) is captured by Dynamo: %s", self.name, self.filename,
                      self.first_line, self.capture_reason)
-        return capture(args, self._capture_mode())
+        out = capture(args, self._capture_mode())
+        if self.tracer_refusals and not capture.recorder.graphs and not capture.skipped and self.on_skip:
+            # Dynamo made no graph of it either (it skips a frame on `retain_grad()`): the
+            # compiler splits the region at what carve's tracer refused instead.
+            capture.skipped = True
+            self.on_skip(self, self.tracer_refusals[-1])
+        return out
 
     def _on_break(self, event: BreakEvent) -> None:
+        if event.code == UNTRACEABLE and not self.eager:
+            # Not a graph break: carve's tracer cannot record this (a range passed to a torch
+            # op, `b.type(m.type())`), Dynamo may. If Dynamo then gives up on the region, the
+            # compiler re-splits it at this line (see RegionSet._region_skipped).
+            self.tracer_refusals.append(event)
+            self.force_dynamo = f"carve's tracer cannot record line {event.lineno}: {event.message}"
+            log.log_once(("untraceable", self.filename, event.lineno), log.recompiles_log, logging.DEBUG,
+                         "region %s (%s:%d): %s", self.name, self.filename, self.first_line, self.force_dynamo)
+            return
         self.break_events.append(event)
         log.log_graph_break(event)
         if self.on_break is not None and self.on_break(event) == "dynamo":

@@ -189,6 +189,10 @@ class TraceResult:
         return self.break_event is None and self.graph_module is not None
 
 
+# The rule of a region carve's tracer cannot record (Dynamo can).
+UNTRACEABLE = "CRV017"
+
+
 class _Untraceable(Exception):
     """Internal: stop recording with CRV017 (never escapes the tracer)."""
 
@@ -316,7 +320,9 @@ class _Tracer(TorchFunctionMode):
             return
         event = self._event(code, message, frame)
         self.break_event = event
-        raise_it = self._should_raise()
+        # CRV017 is carve's tracer reaching its own limit, not a graph break: the region runs on
+        # eagerly and Dynamo captures it from the next call, also under fullgraph.
+        raise_it = code != UNTRACEABLE and self._should_raise()
         self.stop()
         if raise_it:
             raise GraphBreakError(event)
@@ -780,8 +786,6 @@ def trace_region(fn: Callable[..., Any], args: tuple, *, stop_on_break: bool) ->
         filename, lineno = fn.__code__.co_filename, _return_line(fn)
         event = BreakEvent("CRV017", str(e), filename, lineno,
                            [(filename, lineno, fn.__code__.co_name, source_line(filename, lineno))])
-        if tracer._should_raise():
-            raise GraphBreakError(event) from None
         return TraceResult(None, tracer.sources, None, result, event, tracer.op_count, guard_inputs)
     return TraceResult(gm, sources, output_spec, result, None, tracer.op_count, guard_inputs, example_inputs)
 
