@@ -176,6 +176,11 @@ class GraphRegion:
             return self.fn(*args)
         if self.force_dynamo:
             return self._to_dynamo(args, self.force_dynamo)
+        if self.options.fullgraph:
+            # What is one graph is Dynamo's to decide, as under torch.compile(fullgraph=True)
+            # (`min(max(t, 0), 1)` and `xs[torch.as_tensor(2)]` are one graph there); carve's
+            # tracer would stop at them, after running part of the region.
+            return self._to_dynamo(args, "fullgraph=True: Dynamo judges one graph")
         if not is_closed(self.fn, args):
             return self._to_dynamo(args)
         if sys.getprofile() is not None:
