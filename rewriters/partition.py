@@ -398,12 +398,15 @@ class _Closures(cst.CSTVisitor):
         s = x * 2
         g = lambda t: t + s      # `s` is a cell, `g` a nested function
         s = x * 3                # must write the cell: stays Python, not a region local
-        y = g(x)                 # calls a closure that may read or write cells: stays Python
+        y = g(x)                 # calls a closure: stays Python if some closure writes a cell
+                                 # (`nonlocal`), else graph work Dynamo traces
     """
 
     def __init__(self) -> None:
         self.cells: set[str] = set()
         self.functions: set[str] = set()
+        # A nested def rebinds a cell (`nonlocal`): a region holding a cell's value would miss it.
+        self.closures_write_cells = False
         self.depth = 0
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -432,13 +435,18 @@ class _Closures(cst.CSTVisitor):
         if self.depth > 1:
             self.cells.add(node.value)
 
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        if self.depth > 1:
+            self.closures_write_cells = True
+
     def touched_by(self, statement: cst.CSTNode) -> bool:
         if not self.cells and not self.functions:
             return False
         from carve.rewriters.liveness import reads_and_writes
 
         reads, writes = reads_and_writes(statement)
-        return bool(writes & self.cells) or bool(set(reads) & self.functions)
+        # A call of a closure that only reads cells is Dynamo's to trace inside the region.
+        return bool(writes & self.cells) or (self.closures_write_cells and bool(set(reads) & self.functions))
 
 
 class _TypeFinder(cst.CSTVisitor):

@@ -148,6 +148,8 @@ class DynamoCapture:
             else:
                 optimized = self._variants.get(mode) or self._optimized(mode)
                 out = optimized(*args)
+        except GraphBreakError:
+            raise  # carve's own (an Unsupported too), from a region nested in this one: already located
         except compat.DYNAMO_UNSUPPORTED as error:
             if compat.is_observed_exception(error):
                 # The region's Python raises: under fullgraph Dynamo stops before running anything,

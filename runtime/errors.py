@@ -28,6 +28,8 @@ from typing import List, Optional, Tuple
 
 from carve.rewriters.rules import rule
 
+from .compat import DynamoUnsupported
+
 StackEntry = Tuple[str, int, str, str]  # (filename, lineno, function name, source line)
 
 
@@ -71,8 +73,20 @@ def format_break(code: str, message: str, filename: str, lineno: int,
     return "\n".join(lines)
 
 
-class GraphBreakError(RuntimeError):
-    """A graph break met where graph breaks are errors (fullgraph / error_on_graph_break)."""
+class GraphBreakError(DynamoUnsupported):
+    """A graph break met where graph breaks are errors (fullgraph / error_on_graph_break).
+
+    A `torch._dynamo.exc.Unsupported` (so a RuntimeError), as torch.compile's refusal is: code
+    written for torch.compile that catches one catches the other. It is not counted in Dynamo's
+    graph-break statistics (those are Dynamo's own)."""
+
+    # What code reading an Unsupported looks at (Dynamo's __init__ is not run: it would count
+    # carve's error among Dynamo's graph breaks).
+    skip_frame = False
+    category = None
+    gb_type = None
+    logged = False
+    real_stack = None
 
     def __init__(self, event: BreakEvent):
         self.event = event
@@ -86,7 +100,8 @@ class GraphBreakError(RuntimeError):
         self.hint = r.hint
         self.strategy = r.strategy.value
         self.title = r.title
-        super().__init__(event.format())
+        self.msg = event.format()
+        RuntimeError.__init__(self, self.msg)
 
     @classmethod
     def from_parts(cls, code: str, message: str, filename: str, lineno: int,

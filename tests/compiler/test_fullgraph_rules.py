@@ -186,3 +186,24 @@ def test_carve_only_splits_are_not_reported_by_lint_by_default():
     carve_only = {code for code, rule in RULES.items() if rule.splits_carve_graph and not rule.breaks_torch_compile}
     assert {"CRV014", "CRV019", "CRV021"} <= carve_only
     assert not any(RULES[code].lint_default for code in ("CRV014", "CRV019", "CRV021"))
+
+
+
+def _breaks_between_graph_work(t):
+    y = t.sin()
+    torch._dynamo.graph_break()
+    return y.cos()
+
+
+def test_a_refusal_is_caught_as_torch_compiles_is():
+    """Code written for torch.compile catches a fullgraph refusal as Dynamo's Unsupported (PyTorch's
+    own tests do: `with self.assertRaises(Unsupported)`); carve's GraphBreakError is one."""
+    t = torch.randn(2)
+    caught = {}
+    for name, compile_fn in (("torch.compile", torch.compile), ("carve", carve.compile)):
+        compiled = compile_fn(_breaks_between_graph_work, backend="eager", fullgraph=True)
+        with pytest.raises(torch._dynamo.exc.Unsupported) as error:
+            compiled(t)
+        caught[name] = error.value
+    assert isinstance(caught["carve"], carve.GraphBreakError)
+    assert f"{__file__}:" in str(caught["carve"])  # names the user's file and line

@@ -130,3 +130,27 @@ def test_a_list_append_with_tensor_work_is_graph_work_and_a_plain_one_is_not():
     """)
     # acc = [], y = x * 2 and the append are one run; the append of a string stays Python.
     assert shape(items) == [("graph", 3), ("eager", ["CRV019"]), ("graph", 1)]
+
+
+def test_a_call_of_a_closure_is_graph_work_unless_a_closure_writes_a_cell():
+    reads_only = partition("""
+        import torch
+        def f(x, scale):
+            def shift(y):
+                return y * scale
+            print(x)
+            return shift(x.cos())
+    """)
+    assert shape(reads_only)[-1] == ("graph", 1)
+    writes = partition("""
+        import torch
+        def f(x):
+            total = x * 0
+            def add(y):
+                nonlocal total
+                total = total + y
+            print(x)
+            add(x.cos())
+            return total
+    """)
+    assert shape(writes)[-2:] == [("eager", []), ("graph", 1)]

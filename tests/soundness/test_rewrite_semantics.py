@@ -536,3 +536,42 @@ def test_defaults_that_name_enclosing_variables(capsys):
         check(fn, (X,), (X + 1,), capsys=capsys)
         compiled = carve.compile(fn, backend="eager", fullgraph=False)
         torch.testing.assert_close(compiled(X, reduce=sum), fn(X, reduce=sum))
+
+
+# -- calls of closures defined in the function ------------------------------------------------------
+
+def closure_reading_cells_after_a_print(x, scale):
+    offset = x.sum()
+
+    def shift(y):
+        return y * scale + offset  # reads two cells of the compiled function
+
+    print("step")
+    return shift(x.cos())
+
+
+def closure_writing_a_cell(x, n):
+    total = x * 0
+
+    def add(y):
+        nonlocal total
+        total = total + y  # rebinds the compiled function's cell
+
+    print("start")
+    for i in range(n):
+        add(x * i)
+    return total + 1
+
+
+def test_a_closure_reading_cells_is_called_inside_a_region(capsys):
+    # Dynamo traces the closure (new on every call) inside the region, reading this call's cells.
+    x = torch.randn(4)
+    compiled, _ = check(closure_reading_cells_after_a_print, (x, 2.0), (x, 3.0), (torch.randn(4), -1.0),
+                        capsys=capsys, glue=("return shift(x.cos())",))
+    region = compiled.regions[-1]
+    assert region.path == "dynamo"
+
+
+def test_a_closure_writing_a_cell_keeps_its_calls_python(capsys):
+    # A region holding `total`'s value would miss the closure's rebinding of the cell.
+    check(closure_writing_a_cell, (torch.randn(3), 0), (torch.randn(3), 4), (torch.randn(3), 2), capsys=capsys)
