@@ -60,10 +60,19 @@ class Build:
         split a capture already refused at some line (`forced_breaks`) stays split there."""
         if self.forced_breaks:
             return False
+        if _python_loop_around_a_region(self.outlined):
+            # `for _ in range(max_new_tokens): idx = step(idx)`: Dynamo would unroll the loop into
+            # a graph per trip count; carve's split compiles its body once, whatever the count.
+            return False
         if any(rule(finding.code).breaks_torch_compile or finding.frozen_by_tracing
                for finding in self.analysis.findings):
             return False
-        return not (len(self.outlined.regions) == 1 and not self.outlined.eager)
+        return not self._one_region_is_the_whole_body()
+
+    def _one_region_is_the_whole_body(self) -> bool:
+        """The rewritten function only calls one region (`def f(x): return _f_graph_region_0(x)`)."""
+        body = [statement for statement in self.outlined.function.body.body if not _is_docstring(statement)]
+        return len(self.outlined.regions) == 1 and len(body) == 1
 
 
 def build(fn, options: CompileOptions, args: tuple, forced_breaks: dict[int, tuple[str, str]]) -> Build:
@@ -155,6 +164,44 @@ def _loops(node: cst.FunctionDef) -> list[cst.CSTNode]:
     loops = Loops()
     node.visit(loops)
     return loops.found
+
+
+def _python_loop_around_a_region(outlined: OutlinedFunction) -> bool:
+    """A `for`/`while` of the rewritten function (not of a nested def) calls a graph region."""
+    region_names = {region.name for region in outlined.regions}
+
+    class Loops(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.loop_depth = 0
+            self.found = False
+
+        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
+            return inner is outlined.function
+
+        def visit_For(self, loop: cst.For) -> None:
+            self.loop_depth += 1
+
+        def leave_For(self, loop: cst.For) -> None:
+            self.loop_depth -= 1
+
+        def visit_While(self, loop: cst.While) -> None:
+            self.loop_depth += 1
+
+        def leave_While(self, loop: cst.While) -> None:
+            self.loop_depth -= 1
+
+        def visit_Call(self, call: cst.Call) -> None:
+            if self.loop_depth and isinstance(call.func, cst.Name) and call.func.value in region_names:
+                self.found = True
+
+    loops = Loops()
+    outlined.function.visit(loops)
+    return loops.found
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString))
 
 
 def _regionset_options(options: CompileOptions) -> dict:

@@ -303,3 +303,72 @@ def test_dtype_arithmetic_is_not_a_tensor_condition():
         x, y = torch.ones(3), torch.full((3,), 2.0, dtype=y_dtype)
         torch.testing.assert_close(compiled(x, y), promoted_add(x, y))
     assert backend.graphs == 2  # one graph per dtype of y, no break
+
+
+# -- functions nothing in which breaks torch.compile: captured whole, one frame ----------------------
+
+class Marker:
+    pass
+
+
+def python_between_tensor_statements(a, b):
+    v = a + b
+    if Marker != None:  # noqa: E711 - Python the split would keep between graphs
+        v = v.sin()
+    scratch = v * 2
+    del scratch
+    out = (v,)
+    out += (v - a,)
+    return out
+
+
+def closure_and_builtins(a, b):
+    def add(x):
+        return x + b
+
+    return sum(map(add, [a, a * 2]))
+
+
+def side_effect_between(a, log):
+    y = a.cos()
+    log.append(len(log))
+    return y + 1
+
+
+@pytest.mark.parametrize("fn, args", [
+    (python_between_tensor_statements, (torch.randn(4), torch.randn(4))),
+    (closure_and_builtins, (torch.randn(4), torch.randn(4))),
+], ids=["python-statements", "closure-and-builtins"])
+def test_a_function_torch_compile_does_not_break_is_one_frame(fn, args):
+    """carve's split would make several graphs (or none) of these; Dynamo on the whole call makes
+    torch.compile's one, and carve.explain says so."""
+    assert graph_counts(fn, *args) == (1, 1)
+    out = carve.explain(fn)(*args)
+    assert out.graph_count == 1 and out.graph_break_count == 0
+    assert [line.split(" captured by ")[1] for line in out.regions] == ["Dynamo (the whole call is one region)"]
+
+
+def test_side_effects_of_a_whole_call_happen_on_every_call_in_order():
+    compiled = carve.compile(side_effect_between, backend="eager")
+    log, expected = [], []
+    for _ in range(3):
+        x = torch.randn(3)
+        torch.testing.assert_close(compiled(x, log), side_effect_between(x, expected))
+    assert log == expected == [0, 1, 2]
+
+
+def steps(x, n):
+    for _ in range(n):
+        x = x * 0.5 + 1
+    return x
+
+
+def test_a_loop_with_a_changing_trip_count_keeps_carves_split():
+    """Nothing breaks torch.compile here, but Dynamo unrolls the loop into a graph per `n`; carve
+    keeps the loop Python and compiles its body once."""
+    backend = CountingBackend()
+    compiled = carve.compile(steps, backend=backend)
+    for n in (2, 3, 5, 8, 1):
+        x = torch.randn(3)
+        torch.testing.assert_close(compiled(x, n), steps(x, n))
+    assert backend.graphs == 1
