@@ -19,6 +19,7 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 test: $(STAMP)
+	$(PY) -m ruff check .
 	$(PY) -m pytest tests
 
 demo: $(STAMP)

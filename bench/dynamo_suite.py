@@ -608,7 +608,7 @@ def main(argv=None) -> int:
     print()
     print("\n".join(table(summary)))
     print()
-    for name, tid, cat, why in summary["regressions"]:
+    for _file, tid, cat, why in summary["regressions"]:
         if cat == "wrong value":
             print(f"WRONG VALUE {tid}: {why}")
     if args.write_docs:

@@ -43,7 +43,7 @@ _EXPORTS = {
     "skip_frame": "carve.runtime.markers",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = list(_EXPORTS)
 
 
 def __getattr__(name: str):

@@ -76,7 +76,7 @@ def _wrap(target, options: CompileOptions):
         return _wrap_function(target, options)
     if not callable(target):
         raise TypeError(f"carve.compile expects a callable, got {type(target).__name__}")
-    call = getattr(type(target), "__call__", None)
+    call = getattr(type(target), "__call__", None)  # noqa: B004 - the class's own method, not callability
     if isinstance(call, types.FunctionType) and not _is_torch_code(call):
         # An object with its own __call__: that method is what compiles, bound to the object.
         return types.MethodType(_wrap_function(call, options), target)

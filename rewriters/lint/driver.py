@@ -240,7 +240,7 @@ class _FileLinter:
             self._reached_elsewhere(analysis, root if ":" in root else f"{self.filename}:{root}")
         if self.config.all_functions:
             tensor_functions = TensorFunctions(module, imports)
-            for qualname, func in index.functions.items():
+            for func in index.functions.values():
                 if id(func) not in analysed and not is_opaque(func, imports) and func in tensor_functions:
                     analysed.add(id(func))
                     self._lint_function(func, False, reached_from)

@@ -151,7 +151,7 @@ class Recorder:
 
 def test_user_context_manager_order_preserved(backend):
     def f(x, events):
-        with Recorder(events) as r:
+        with Recorder(events) as _recorder:  # the `as` target is part of the case
             y = x + 1
             events.append("body")
             y = y * 2

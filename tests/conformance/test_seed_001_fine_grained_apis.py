@@ -117,8 +117,6 @@ def test_allow_in_graph_is_one_opaque_node(m, backend):
 
 
 def test_is_compiling_true_in_graphs_false_in_eager(m, backend):
-    seen = []
-
     def probe(x):
         if m.is_compiling():
             return x + 100

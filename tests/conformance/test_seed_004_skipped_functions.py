@@ -91,7 +91,7 @@ def test_graph_break_in_a_try_block_does_not_skip(m, backend):
             x = x + 1
             m.graph_break()
             return x + 1
-        except Exception as e:
+        except Exception:
             pass
 
     x = torch.randn(3)

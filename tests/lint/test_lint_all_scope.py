@@ -15,7 +15,6 @@ import textwrap
 from pathlib import Path
 
 import libcst as cst
-import pytest
 
 from carve.rewriters.lint import LintConfig, lint_source
 from carve.rewriters.names import ImportTable

@@ -1,7 +1,6 @@
 """`carve lint` as users run it: exit codes, output formats, fixes, no torch import."""
 
 import json
-import os
 import sys
 from pathlib import Path
 

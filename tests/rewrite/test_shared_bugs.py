@@ -7,7 +7,6 @@ mangled names Python would use (see rewriters/rewrite.py).
 
 from __future__ import annotations
 
-import pytest
 import torch
 
 import carve

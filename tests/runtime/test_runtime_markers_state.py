@@ -1,6 +1,5 @@
 """Markers, compile state and torch-marker recognition."""
 
-import functools
 
 import pytest
 import torch

@@ -5,7 +5,7 @@ import logging
 import pytest
 import torch
 
-from carve.runtime import CompileOptions, GraphRegion
+from carve.runtime import CompileOptions
 
 from runtime_helpers import CountingBackend
 
