@@ -155,7 +155,7 @@ def _traced_torch_callables() -> frozenset:
         seen = set()
         for functions in torch.overrides.get_overridable_functions().values():
             seen |= _hashable(functions)
-        variable_functions = torch._C._VariableFunctions
+        variable_functions = compat.ATEN_FUNCTIONS
         seen |= _hashable(getattr(variable_functions, name) for name in dir(variable_functions)
                           if not name.startswith("__"))
         # Guarded by the global state guard (tracer.py's _METADATA) or recorded (grad mode).
@@ -220,14 +220,9 @@ def _closed_value(value: Any) -> bool:
     return value is _UNBOUND
 
 
-def _modes_active() -> bool:
-    return bool(torch._C._len_torch_function_stack() or torch._C._len_torch_dispatch_stack()
-                or torch._C._functorch.peek_interpreter_stack() is not None)
-
-
 def is_closed(fn: Any, args: tuple) -> bool:
     """True if carve's own tracer can capture `fn(*args)` completely (see the module docstring)."""
-    if not isinstance(fn, types.FunctionType) or _modes_active():
+    if not isinstance(fn, types.FunctionType) or compat.modes_active():
         return False
     if _global_reads(fn.__code__) is None or _open_global_read(fn) is not None:
         return False
@@ -238,7 +233,7 @@ def open_reason(fn: Any, args: tuple) -> str:
     """Why `fn(*args)` is not closed, for `carve.explain` and the logs."""
     if not isinstance(fn, types.FunctionType):
         return "not a Python function"
-    if _modes_active():
+    if compat.modes_active():
         return ("a TorchFunctionMode, TorchDispatchMode or functorch transform is active "
                 "(torch.set_default_device, vmap, torch.func.grad, ...)")
     if _global_reads(fn.__code__) is None:

@@ -421,6 +421,27 @@ IO_BUILTINS: Dict[Any, str] = {
 }
 
 
+# ---- torch's C-level state the fast path reads and guards ----------------------------------------
+
+# The TorchFunctionMode / TorchDispatchMode stacks (length, mode at index) and the functorch
+# transform in force: a mode or transform changes what ops make, so a recorded graph needs none.
+function_mode_count = torch._C._len_torch_function_stack
+dispatch_mode_count = torch._C._len_torch_dispatch_stack
+function_mode_at = torch._C._get_function_stack_at
+dispatch_mode_at = torch._C._get_dispatch_stack_at
+functorch_transform = torch._C._functorch.peek_interpreter_stack
+# The ATen functions torch re-exports as `torch.*` (what the tracer records without a Python frame).
+ATEN_FUNCTIONS = torch._C._VariableFunctions
+# The C base of torch.Tensor (methods found on it are tensor methods) and grad mode's setter.
+TENSOR_BASE = torch._C.TensorBase
+set_grad_enabled = torch._C._set_grad_enabled
+
+
+def modes_active() -> bool:
+    """A torch function/dispatch mode or a functorch transform is in force."""
+    return bool(function_mode_count() or dispatch_mode_count() or functorch_transform() is not None)
+
+
 # ---- global torch state guard ------------------------------------------------------------------
 
 class _PyGlobalState:

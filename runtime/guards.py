@@ -307,21 +307,20 @@ class GuardSet:
         """The TorchFunctionMode and TorchDispatchMode stacks as at trace time (torch.set_default_device
         pushes one), and no functorch transform: a mode changes what the ops make, and a replayed
         graph does not run it; a transform's wrapped tensors cannot go through a compiled graph."""
-        self.ns["_function_modes"] = torch._C._len_torch_function_stack
-        self.ns["_dispatch_modes"] = torch._C._len_torch_dispatch_stack
+        self.ns["_function_modes"] = compat.function_mode_count
+        self.ns["_dispatch_modes"] = compat.dispatch_mode_count
         conds, parts = [], []
-        for length, at, kind in ((torch._C._len_torch_function_stack, torch._C._get_function_stack_at,
-                                  "function"), (torch._C._len_torch_dispatch_stack,
-                                                torch._C._get_dispatch_stack_at, "dispatch")):
+        for length, at, kind in ((compat.function_mode_count, compat.function_mode_at, "function"),
+                                 (compat.dispatch_mode_count, compat.dispatch_mode_at, "dispatch")):
             modes = [at(i) for i in range(length())]
             conds.append(f"_{kind}_modes() == {len(modes)}")
             if modes:
                 getter = self.const(at, "AT")
                 conds.extend(f"{getter}({i}) is {self.const(mode, 'MODE')}" for i, mode in enumerate(modes))
             parts.append(f"{kind} modes {[type(m).__name__ for m in modes]}")
-        functorch = torch._C._functorch.peek_interpreter_stack()
+        functorch = compat.functorch_transform()
         if functorch is None:
-            self.ns["_functorch_level"] = torch._C._functorch.peek_interpreter_stack
+            self.ns["_functorch_level"] = compat.functorch_transform
             conds.append("_functorch_level() is None")
             parts.append("no functorch transform")
         self.add("torch mode stacks as at trace time: " + ", ".join(parts), *conds)

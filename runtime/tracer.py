@@ -109,8 +109,8 @@ _METADATA = {"size", "dim", "ndimension", "numel", "nelement", "stride", "is_con
 # Attribute reads that return a view of the tensor: recorded as getattr nodes.
 _VIEW_ATTRS = {"T", "mT", "H", "mH", "real", "imag"}
 
-_TENSOR_OWNERS = (torch._C.TensorBase, torch.Tensor)
-_set_grad_enabled = torch._C._set_grad_enabled
+_TENSOR_OWNERS = (compat.TENSOR_BASE, torch.Tensor)
+_set_grad_enabled = compat.set_grad_enabled
 
 
 def _plain_scalar(value: Any) -> Any:
