@@ -32,7 +32,7 @@ from typing import Callable
 
 import libcst as cst
 
-from carve.rewriters.liveness import bound_names, reads_and_writes
+from carve.rewriters.liveness import bound_names, reads_and_writes, target_names
 
 # Context managers that never swallow an exception: a `with` body under them ends early
 # only by raising out of the `with` as well.
@@ -185,7 +185,7 @@ class Bindings:
         if isinstance(small, (cst.Assign, cst.AugAssign)) or (isinstance(small, cst.AnnAssign) and small.value is not None):
             targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
             for target in targets:
-                surely |= _target_names(target)
+                surely |= target_names(target)
         return state.bind(self._local(surely), self._local(maybe | writes))
 
     def expression(self, node: cst.CSTNode, state: State) -> State:
@@ -213,7 +213,7 @@ class Bindings:
             return entries
         if isinstance(node, (cst.For, cst.While)):
             head = self._loop_head(node, state)
-            body = head.bind(self._local(_target_names(node.target))) if isinstance(node, cst.For) else head
+            body = head.bind(self._local(target_names(node.target))) if isinstance(node, cst.For) else head
             entries = [body]
             if node.orelse is not None:
                 entries.append(head)
@@ -276,12 +276,12 @@ class Bindings:
             state = self.expression(node.test, state)
         body_binds = self._local(bound_names(node.body))
         if isinstance(node, cst.For):
-            body_binds |= self._local(_target_names(node.target))
+            body_binds |= self._local(target_names(node.target))
         return state.forget(_deleted(node.body, self.locals)).bind(set(), body_binds)
 
     def _loop(self, node: cst.For | cst.While, state: State) -> State:
         head = self._loop_head(node, state)
-        body_entry = head.bind(self._local(_target_names(node.target))) if isinstance(node, cst.For) else head
+        body_entry = head.bind(self._local(target_names(node.target))) if isinstance(node, cst.For) else head
         if isinstance(node, cst.While):
             self.expression(node.test, head)  # the test runs again at every iteration
         self.block(node.body, body_entry)  # reads inside the body
@@ -296,7 +296,7 @@ class Bindings:
         for item in node.items:
             state = self.expression(item.item, state)
             if item.asname is not None:
-                state = state.bind(self._local(_target_names(item.asname.name)))
+                state = state.bind(self._local(target_names(item.asname.name)))
         return state
 
     def _with(self, node: cst.With, state: State) -> State:
@@ -330,7 +330,7 @@ class Bindings:
 
     def _handler_names(self, handler) -> set[str]:
         if handler.name is not None:
-            return self._local(_target_names(handler.name.name))
+            return self._local(target_names(handler.name.name))
         return set()
 
     def _try(self, node, state: State) -> State:
@@ -405,19 +405,6 @@ def _block_count(node: cst.CSTNode) -> int:
     return len(child_blocks(node))
 
 
-def _target_names(target: cst.CSTNode) -> set[str]:
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        names: set[str] = set()
-        for element in target.elements:
-            names |= _target_names(element.value)
-        return names
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return set()
-
-
 def _irrefutable(pattern: cst.MatchPattern) -> bool:
     if isinstance(pattern, cst.MatchAs):
         return pattern.pattern is None or _irrefutable(pattern.pattern)
@@ -440,15 +427,15 @@ class _Deleted(cst.CSTVisitor):
         return False
 
     def visit_Del(self, node: cst.Del) -> None:
-        self.names |= _target_names(node.target)
+        self.names |= target_names(node.target)
 
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         if node.name is not None:
-            self.names |= _target_names(node.name.name)  # deleted when the handler ends
+            self.names |= target_names(node.name.name)  # deleted when the handler ends
 
     def visit_ExceptStarHandler(self, node) -> None:
         if node.name is not None:
-            self.names |= _target_names(node.name.name)
+            self.names |= target_names(node.name.name)
 
 
 def _deleted(node: cst.CSTNode, locals_: set[str]) -> set[str]:
@@ -498,7 +485,7 @@ class _Walrus(cst.CSTVisitor):
         self.conditional = 0
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        (self.maybe if self.conditional else self.surely).update(_target_names(node.target))
+        (self.maybe if self.conditional else self.surely).update(target_names(node.target))
 
     def visit_Lambda(self, node) -> bool:
         return False

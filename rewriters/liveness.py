@@ -143,36 +143,36 @@ class _BindingCollector(cst.CSTVisitor):
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self.names |= _target_names(node.target)
+        self.names |= target_names(node.target)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self.names |= _target_names(node.target)
+        self.names |= target_names(node.target)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self.names |= _target_names(node.target)
+        self.names |= target_names(node.target)
 
     def visit_For(self, node: cst.For) -> None:
-        self.names |= _target_names(node.target)
+        self.names |= target_names(node.target)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
-            self.names |= _target_names(node.asname.name)
+            self.names |= target_names(node.asname.name)
 
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         if node.name is not None and isinstance(node.name.name, cst.Name):
             self.names.add(node.name.name.value)
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self.names |= _target_names(node.target)
+        self.names |= target_names(node.target)
 
     def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
         if node.asname is not None:
-            self.names |= _target_names(node.asname.name)
+            self.names |= target_names(node.asname.name)
         else:
             self.names.add((node.evaluated_name).split(".")[0])
 
     def visit_Del(self, node: cst.Del) -> None:
-        self.names |= _target_names(node.target)  # `del x` makes `x` local, as any binding does
+        self.names |= target_names(node.target)  # `del x` makes `x` local, as any binding does
 
     # `match` capture patterns: `case [a, *rest]`, `case {"k": v, **kw}`, `case Point(x=px) as p`.
     def visit_MatchAs(self, node: cst.MatchAs) -> None:
@@ -193,19 +193,20 @@ class _WalrusTargets(cst.CSTVisitor):
         self.names: set[str] = set()
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self.names |= _target_names(node.target)
+        self.names |= target_names(node.target)
 
 
-def _target_names(target: cst.CSTNode) -> set[str]:
+def target_names(target: cst.CSTNode) -> set[str]:
+    """The plain names an assignment target binds (`a`, `(a, *b)`, `[a, b]`); not attributes or items."""
     if isinstance(target, cst.Name):
         return {target.value}
     if isinstance(target, (cst.Tuple, cst.List)):
         names: set[str] = set()
         for element in target.elements:
-            names |= _target_names(element.value)
+            names |= target_names(element.value)
         return names
     if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
+        return target_names(target.value)
     return set()
 
 
@@ -357,7 +358,7 @@ class _NameUses(cst.CSTVisitor):
         # The first iterable is evaluated in the enclosing scope.
         generator.iter.visit(self)
         while generator is not None:
-            bound |= _target_names(generator.target)
+            bound |= target_names(generator.target)
             generator = generator.inner_for_in
         self._bound_inside.append(bound)
         generator = node.for_in
