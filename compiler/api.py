@@ -424,6 +424,9 @@ class WholeCall:
                 log.info("carve: Dynamo refuses one graph of the whole call of %s (%s); carve's split runs it",
                          self.name, error)
                 self.split_runs = True
+                for region in (self.positional, self.region):
+                    if region is not None:
+                        region.break_events.clear()  # Dynamo's refusal, not a break of the program
                 return self.fullgraph_split(*args, **kwargs)
             refusal = self.static_refusal
             if refusal is not None and (error.filename, error.lineno) == (refusal.filename, refusal.lineno):
@@ -441,6 +444,8 @@ class WholeCall:
     @property
     def regions(self):
         """The regions calls have gone through (a graph needs a capture or a cache entry)."""
+        if self.split_runs:
+            return []  # carve's split runs the calls: its RegionSet reports them
         used = [region for region in (self.positional, self.region)
                 if region is not None and (region.capture is not None or region.entries)]
         return used or [self.region]

@@ -215,6 +215,12 @@ DynamoUnsupported = torch._dynamo.exc.Unsupported
 DYNAMO_TRACE_ERRORS = (torch._dynamo.exc.TorchRuntimeError,)
 
 
+def failed_in_resume_function(error: BaseException) -> bool:
+    """The trace error came from a function Dynamo resumes in after a graph break: the part of the
+    call before the break already ran (its graph and replayed side effects)."""
+    return "torch_dynamo_resume_in_" in str(error)
+
+
 # ---- is_compiling ----------------------------------------------------------------------------
 
 def torch_compiling_flag() -> bool:

@@ -156,7 +156,11 @@ class DynamoCapture:
                 # so running it as written raises the user's own exception, as eager does.
                 return self.fn(*args)
             raise self._error(error) from None
-        except compat.DYNAMO_TRACE_ERRORS:
+        except compat.DYNAMO_TRACE_ERRORS as error:
+            if compat.failed_in_resume_function(error):
+                # Running the region again would repeat what ran before its graph break: the
+                # error stands, as under torch.compile (a RuntimeError naming the user's line).
+                raise
             return self.fn(*args)
         finally:
             config.active -= 1

@@ -87,6 +87,9 @@ class GraphBreakError(DynamoUnsupported):
     gb_type = None
     logged = False
     real_stack = None
+    # What TorchDynamoException's __init__ sets, read by Dynamo if the error crosses a frame it compiles.
+    frame_exec_strategy = None
+    _torch_dynamo_tracer_output = None
 
     def __init__(self, event: BreakEvent):
         self.event = event

@@ -207,3 +207,24 @@ def test_a_refusal_is_caught_as_torch_compiles_is():
         caught[name] = error.value
     assert isinstance(caught["carve"], carve.GraphBreakError)
     assert f"{__file__}:" in str(caught["carve"])  # names the user's file and line
+
+
+PULLED: list = []
+
+
+def _pulls_then_adds(it, x):
+    a = next(it)
+    PULLED.append(a)
+    return x + a
+
+
+def test_explain_reports_the_split_that_ran_when_dynamo_refuses_the_whole_call():
+    """Dynamo refuses `next()` on an input iterator; carve's one-graph split runs the call, and
+    carve.explain reports that split (one graph, no break), not the refused whole-call capture."""
+    PULLED.clear()
+    x = torch.randn(3)
+    out = carve.explain(_pulls_then_adds, fullgraph=True)(iter([2.0]), x)
+    torch.testing.assert_close(out.result, x + 2.0)
+    assert PULLED == [2.0]  # the iterator was pulled once
+    assert (out.graph_count, out.graph_break_count) == (1, 0)
+    assert len(out.regions) == 1 and "the whole call" not in out.regions[0]

@@ -18,6 +18,8 @@ import pytest
 import torch
 import torch.nn as nn
 
+import carve
+
 from .harness import BOTH, attempt, differential
 
 X = torch.arange(1.0, 7.0).reshape(2, 3)
@@ -795,3 +797,38 @@ def test_hooks_of_a_module_called_from_an_eager_statement():
                 handle.remove()
 
     differential(scenario)
+
+
+# -- an error met after a graph break does not run the call again ------------------------------------
+
+def _logs_then_multiplies(x, w, fn, log):
+    y = x.sin()
+    log.append(len(log))
+    z = fn(y)  # a callee that prints: Dynamo breaks the graph here
+    return z @ w
+
+
+def _printing_triple(t):
+    print("triple")
+    return t * 3
+
+
+def test_a_shape_error_after_a_graph_break_keeps_side_effects_once(capsys):
+    """Dynamo runs the graph before the break (and replays the append), then fails tracing the
+    rest on the last call's shapes: the call must not run again from the start."""
+    compiled = carve.compile(_logs_then_multiplies, backend="eager")
+    for w in (torch.randn(3, 2), torch.randn(3, 2), torch.randn(4, 2)):  # the last does not fit
+        x = torch.randn(3)
+        outcomes = []
+        for run in (_logs_then_multiplies, compiled):
+            log = []
+            try:
+                value = run(x, w, _printing_triple, log)
+            except RuntimeError:
+                value = None
+            outcomes.append((value, log, capsys.readouterr().out))
+        (expected, expected_log, expected_out), (got, got_log, got_out) = outcomes
+        assert (got is None) == (expected is None)
+        if expected is not None:
+            torch.testing.assert_close(got, expected)
+        assert (got_log, got_out) == (expected_log, expected_out)
