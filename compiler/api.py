@@ -269,6 +269,8 @@ class CompiledFunction:
             log.warning("carve: could not compile %s (%s: %s); running it eagerly",
                         self.fn.__qualname__, type(error).__name__, error, exc_info=log.isEnabledFor(logging.DEBUG))
             return self._run_eagerly(f"{type(error).__name__}: {error}")
+        self._build.regions.on_break = self._on_break
+        self._build.regions.on_skip = self._on_skip
         if self._build.torch_compile_would_not_break:
             # Under fullgraph carve's split passed `_fullgraph_refusal`: one graph, with at most
             # Python before or after it. Where Dynamo refuses that Python (`next(iterator_arg)`)
@@ -276,13 +278,8 @@ class CompiledFunction:
             split = self._build.function if self.options.fullgraph else None
             if split is None:
                 unregister_regionset(self._build.regions)
-            else:
-                self._build.regions.on_break = self._on_break
-                self._build.regions.on_skip = self._on_skip
             self._impl = WholeCall(self.fn, self.options, findings=self._build.regions.findings, fullgraph_split=split)
             return self._impl
-        self._build.regions.on_break = self._on_break
-        self._build.regions.on_skip = self._on_skip
         self._impl = self._build.function
         return self._impl
 

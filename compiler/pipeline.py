@@ -23,6 +23,7 @@ from carve.resolver import LiveResolver, add_module_aliases
 from carve.rewriters.analysis import FunctionAnalysis, ModuleContext, analyze_function
 from carve.rewriters.codegen import FACTORY_NAME, LineTable, factory_module
 from carve.rewriters.findings import Finding
+from carve.rewriters.liveness import names_read
 from carve.rewriters.methods import MethodBodyOutsideClass
 from carve.rewriters.outline import OutlinedFunction, outline_function
 from carve.rewriters.rules import rule
@@ -169,34 +170,7 @@ def _loops(node: cst.FunctionDef) -> list[cst.CSTNode]:
 def _python_loop_around_a_region(outlined: OutlinedFunction) -> bool:
     """A `for`/`while` of the rewritten function (not of a nested def) calls a graph region."""
     region_names = {region.name for region in outlined.regions}
-
-    class Loops(cst.CSTVisitor):
-        def __init__(self) -> None:
-            self.loop_depth = 0
-            self.found = False
-
-        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
-            return inner is outlined.function
-
-        def visit_For(self, loop: cst.For) -> None:
-            self.loop_depth += 1
-
-        def leave_For(self, loop: cst.For) -> None:
-            self.loop_depth -= 1
-
-        def visit_While(self, loop: cst.While) -> None:
-            self.loop_depth += 1
-
-        def leave_While(self, loop: cst.While) -> None:
-            self.loop_depth -= 1
-
-        def visit_Call(self, call: cst.Call) -> None:
-            if self.loop_depth and isinstance(call.func, cst.Name) and call.func.value in region_names:
-                self.found = True
-
-    loops = Loops()
-    outlined.function.visit(loops)
-    return loops.found
+    return any(region_names.intersection(names_read([loop])) for loop in _loops(outlined.function))
 
 
 def _is_docstring(statement: cst.BaseStatement) -> bool:

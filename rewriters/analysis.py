@@ -19,9 +19,7 @@ with: CRV006-CRV008); and findings that make the whole function eager
 
 from __future__ import annotations
 
-import dataclasses
-
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -315,8 +313,8 @@ class _FunctionWalker:
                 where = f"{info.filename}:{effect.line}" if info.filename else f"line {effect.line}"
                 finding = self._finding(
                     "CRV019", f"{info.name}() changes Python state ({where}: {effect.message})", call, (), owner)
-                frozen = any(effect.frozen_by_tracing for effect in info.side_effects)
-                self._record(owner, dataclasses.replace(finding, frozen_by_tracing=frozen))
+                frozen = any(side_effect.frozen_by_tracing for side_effect in info.side_effects)
+                self._record(owner, replace(finding, frozen_by_tracing=frozen))
 
 
 class _ExpressionVisitor(cst.CSTVisitor):

@@ -206,10 +206,10 @@ def has_dynamic_marks(tensor: torch.Tensor) -> bool:
 
 
 # Dynamo's errors for a break under fullgraph / error_on_graph_break.
-DYNAMO_UNSUPPORTED = (torch._dynamo.exc.Unsupported,)
-# The base of carve's GraphBreakError: code written for torch.compile catches a fullgraph refusal
-# as `torch._dynamo.exc.Unsupported`, and catches carve's the same way.
+# Also the base of carve's GraphBreakError: code written for torch.compile catches a fullgraph
+# refusal as `torch._dynamo.exc.Unsupported`, and catches carve's the same way.
 DynamoUnsupported = torch._dynamo.exc.Unsupported
+DYNAMO_UNSUPPORTED = (DynamoUnsupported,)
 # Raised while Dynamo traces, before the frame runs: the user's code fails on these inputs (a shape
 # mismatch met on fake tensors); running it as written raises eager's own exception.
 DYNAMO_TRACE_ERRORS = (torch._dynamo.exc.TorchRuntimeError,)

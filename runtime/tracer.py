@@ -337,7 +337,7 @@ class _Tracer(TorchFunctionMode):
         try:
             plan = self._plan(func, args, kwargs)
         except _Untraceable as e:
-            self.graph_break("CRV017", str(e), sys._getframe(1))
+            self.graph_break(UNTRACEABLE, str(e), sys._getframe(1))
             plan = None
         # Run the operation for real, exactly once; nothing in the handler is recorded
         # (the mode is off inside it) and profile events from torch's own Python are ignored.
@@ -355,7 +355,7 @@ class _Tracer(TorchFunctionMode):
         try:
             self._emit(plan, result)
         except _Untraceable as e:
-            self.graph_break("CRV017", str(e), sys._getframe(1))
+            self.graph_break(UNTRACEABLE, str(e), sys._getframe(1))
         return result
 
     def _plan(self, func: Any, args: tuple, kwargs: dict) -> Any:
@@ -529,7 +529,7 @@ class _Tracer(TorchFunctionMode):
                 if what is not None:
                     self.graph_break("CRV003", f"{what} has a side effect a graph cannot hold", frame)
         except _Untraceable as e:
-            self.graph_break("CRV017", str(e), frame)
+            self.graph_break(UNTRACEABLE, str(e), frame)
 
     def _classify_code(self, frame: Any) -> Any:
         code = frame.f_code
@@ -784,7 +784,7 @@ def trace_region(fn: Callable[..., Any], args: tuple, *, stop_on_break: bool) ->
         gm, sources, example_inputs, output_spec = _finish_graph(tracer, result, guard_inputs)
     except _Untraceable as e:
         filename, lineno = fn.__code__.co_filename, _return_line(fn)
-        event = BreakEvent("CRV017", str(e), filename, lineno,
+        event = BreakEvent(UNTRACEABLE, str(e), filename, lineno,
                            [(filename, lineno, fn.__code__.co_name, source_line(filename, lineno))])
         return TraceResult(None, tracer.sources, None, result, event, tracer.op_count, guard_inputs)
     return TraceResult(gm, sources, output_spec, result, None, tracer.op_count, guard_inputs, example_inputs)
