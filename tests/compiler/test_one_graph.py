@@ -372,3 +372,44 @@ def test_a_loop_with_a_changing_trip_count_keeps_carves_split():
         x = torch.randn(3)
         torch.testing.assert_close(compiled(x, n), steps(x, n))
     assert backend.graphs == 1
+
+
+# -- a whole call's guards: every value it depends on changes between calls --------------------------
+
+SCALE = {"value": 2.0}
+OFFSET = 1.0
+
+
+class Settings:
+    def __init__(self) -> None:
+        self.shift = 0.5
+
+
+def reads_python_state(x, settings, table):
+    y = x * SCALE["value"]
+    if Marker != None:  # noqa: E711 - Python between tensor statements: the call is captured whole
+        y = y + settings.shift
+    del x
+    return y + table["bias"] + OFFSET
+
+
+def test_a_whole_call_follows_every_value_it_reads():
+    global OFFSET
+    settings, table = Settings(), {"bias": torch.ones(3)}
+    compiled = carve.compile(reads_python_state, backend="eager")
+    changes = [
+        lambda: None,
+        lambda: SCALE.__setitem__("value", 5.0),                   # a container's contents
+        lambda: setattr(settings, "shift", -3.0),                  # an attribute
+        lambda: table.__setitem__("bias", torch.full((3,), 7.0)),  # a tensor in a container
+        lambda: globals().__setitem__("OFFSET", 10.0),             # a global
+    ]
+    try:
+        for change in changes:
+            change()
+            for shape in ((3,), (4, 3)):                           # a shape
+                x = torch.randn(shape)
+                torch.testing.assert_close(compiled(x, settings, table), reads_python_state(x, settings, table))
+    finally:
+        SCALE["value"], OFFSET = 2.0, 1.0
+    assert [region.capture_reason for region in compiled.regions] == ["the whole call is one region"]
