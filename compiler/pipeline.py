@@ -23,7 +23,7 @@ from carve.resolver import LiveResolver, add_module_aliases
 from carve.rewriters.analysis import FunctionAnalysis, ModuleContext, analyze_function
 from carve.rewriters.codegen import FACTORY_NAME, LineTable, factory_module
 from carve.rewriters.findings import Finding
-from carve.rewriters.liveness import names_read
+from carve.rewriters.loop_trip_counts import loops_in, python_loop_around_a_region
 from carve.rewriters.methods import MethodBodyOutsideClass
 from carve.rewriters.outline import OutlinedFunction, outline_function
 from carve.rewriters.rules import rule
@@ -61,9 +61,10 @@ class Build:
         split a capture already refused at some line (`forced_breaks`) stays split there."""
         if self.forced_breaks:
             return False
-        if _python_loop_around_a_region(self.outlined):
+        if python_loop_around_a_region(self.outlined.function, {region.name for region in self.outlined.regions}):
             # `for _ in range(max_new_tokens): idx = step(idx)`: Dynamo would unroll the loop into
             # a graph per trip count; carve's split compiles its body once, whatever the count.
+            # A loop over `range(x.size(0))` or `self.layers` is Dynamo's to unroll.
             return False
         if any(rule(finding.code).breaks_torch_compile or finding.frozen_by_tracing
                for finding in self.analysis.findings):
@@ -133,7 +134,7 @@ def _fullgraph_refusal(
         inside_region = any(first <= finding.line <= last for first, last in regions)
         if rule(finding.code).breaks_torch_compile and not inside_region:
             return finding
-    loops = [context.line_range(loop) for loop in _loops(node)]
+    loops = [context.line_range(loop) for loop in loops_in(node)]
     for eager in outlined.eager:
         for finding in eager.findings:
             if rule(finding.code).splits_carve_graph and _between_graphs(finding.line or eager.line, regions, loops):
@@ -146,31 +147,6 @@ def _between_graphs(line: int, regions: list[tuple[int, int]], loops: list[tuple
         return True
     # In a loop, a region of the same loop runs before and after it on the next iteration.
     return any(start <= line <= end and any(start <= first <= end for first, _ in regions) for start, end in loops)
-
-
-def _loops(node: cst.FunctionDef) -> list[cst.CSTNode]:
-    class Loops(cst.CSTVisitor):
-        def __init__(self) -> None:
-            self.found: list[cst.CSTNode] = []
-
-        def visit_For(self, loop: cst.For) -> None:
-            self.found.append(loop)
-
-        def visit_While(self, loop: cst.While) -> None:
-            self.found.append(loop)
-
-        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
-            return inner is node  # a nested def's loops run when it is called, not here
-
-    loops = Loops()
-    node.visit(loops)
-    return loops.found
-
-
-def _python_loop_around_a_region(outlined: OutlinedFunction) -> bool:
-    """A `for`/`while` of the rewritten function (not of a nested def) calls a graph region."""
-    region_names = {region.name for region in outlined.regions}
-    return any(region_names.intersection(names_read([loop])) for loop in _loops(outlined.function))
 
 
 def _is_docstring(statement: cst.BaseStatement) -> bool:

@@ -374,6 +374,33 @@ def test_a_loop_with_a_changing_trip_count_keeps_carves_split():
     assert backend.graphs == 1
 
 
+LAYERS = 3
+
+
+def fixed_trip_counts(x, y):
+    r = x + y
+    for _ in range(x.size(0) + 2):  # fixed by a shape
+        r = r / y
+    for _ in range(LAYERS):  # fixed by the program
+        r = r * 1.5
+    return r
+
+
+def test_a_loop_with_a_fixed_trip_count_is_unrolled_into_one_graph_as_torch_compile_does():
+    """A trip count fixed by a shape or a module constant is Dynamo's to unroll: one graph, where
+    carve's split would call each loop body's graph on every trip (6 graphs here)."""
+    global LAYERS
+    backend = CountingBackend()
+    compiled = carve.compile(fixed_trip_counts, backend=backend)
+    for size, layers in ((3, 3), (3, 3), (5, 3), (5, 2)):
+        LAYERS = layers
+        x, y = torch.randn(size), torch.rand(size) + 1
+        torch.testing.assert_close(compiled(x, y), fixed_trip_counts(x, y))
+    LAYERS = 3
+    # one graph per (shape, LAYERS) Dynamo has specialised on, never one per trip
+    assert backend.graphs == 3
+
+
 # -- a whole call's guards: every value it depends on changes between calls --------------------------
 
 SCALE = {"value": 2.0}
