@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.carve-installed
 
-.PHONY: test demo bench clean venv
+.PHONY: test typecheck demo bench clean venv
 
 venv: $(STAMP)
 
@@ -20,7 +20,14 @@ $(STAMP): pyproject.toml constraints.txt
 
 test: $(STAMP)
 	$(PY) -m ruff check .
+	$(MAKE) --no-print-directory typecheck
 	$(PY) -m pytest tests
+
+# mypy checks the package as installed (`carve`, `carve.rewriters`, `carve.runtime`), which the
+# source folders are not: the script lays that shape out as symlinks under .typecheck/ first.
+typecheck: $(STAMP)
+	$(PY) tools/typecheck_tree.py .typecheck
+	$(PY) -m mypy
 
 demo: $(STAMP)
 	$(PY) examples/demo.py
@@ -37,4 +44,4 @@ bench: $(STAMP) $(TORCHFIX_VENV)/bin/torchfix
 	TORCHFIX=$(TORCHFIX_VENV)/bin/torchfix $(PY) bench/run.py
 
 clean:
-	rm -rf $(VENV) $(TORCHFIX_VENV) build *.egg-info
+	rm -rf $(VENV) $(TORCHFIX_VENV) .typecheck build *.egg-info

@@ -32,10 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.models.nan
 BATCH, LENGTH, VOCAB = 4, 64, 256
 
 
-def gpt2():
+def gpt2(n_layer: int = 4):
     import transformers
 
-    config = transformers.GPT2Config(n_layer=4, n_embd=128, n_head=4, vocab_size=VOCAB, n_positions=128,
+    config = transformers.GPT2Config(n_layer=n_layer, n_embd=128, n_head=4, vocab_size=VOCAB, n_positions=128,
                                      resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
     return transformers.GPT2LMHeadModel(config)
 

@@ -25,17 +25,22 @@ import inspect
 import logging
 import types
 import weakref
+from typing import Any, Callable
 
+from carve.block_screen import compiles_as_one_graph
 from carve.explanation import register_regionset, unregister_regionset
 from carve.pipeline import Build, build
 from carve.regionset import options_from
-from carve.runtime import state
+from carve.runtime import repeated_blocks, state
 from carve.runtime.config import CompileOptions
 from carve.runtime.errors import BreakEvent, GraphBreakError
 from carve.runtime.region import GraphRegion
 from carve.source import SourceUnavailable, where
 
 log = logging.getLogger("carve")
+
+# Which model layers are compiled once (runtime/repeated_blocks.py) is decided from their source.
+repeated_blocks.screen = compiles_as_one_graph
 # Rebuilding a function for breaks found while tracing stops after this many rebuilds.
 MAX_REBUILDS = 16
 # Compiled versions kept per function or module class (one per distinct options).
@@ -148,8 +153,9 @@ def _rewrap(wrapper: types.FunctionType, inner, options: CompileOptions):
     copy.__qualname__ = wrapper.__qualname__
     copy.__doc__ = wrapper.__doc__
     copy.__module__ = wrapper.__module__
-    copy.__wrapped__ = compiled_inner
-    copy.__carve_compiled__ = compiled_function_of(compiled_inner)
+    # functools.wraps' attribute, and carve's own: what carve.explain finds behind the wrapper
+    copy.__wrapped__ = compiled_inner  # type: ignore[attr-defined] # an attribute of a function
+    copy.__carve_compiled__ = compiled_function_of(compiled_inner)  # type: ignore[attr-defined]
     return copy
 
 
@@ -167,7 +173,7 @@ def compiled_function_of(obj):
     if isinstance(obj, types.MethodType):
         return compiled_function_of(obj.__func__)
     if isinstance(obj, CompiledModule):
-        return compiled_function_of(type(obj).forward)
+        return compiled_function_of(type(obj).forward)  # type: ignore[attr-defined] # set on each compiled class
     return getattr(obj, "__carve_compiled__", None) if isinstance(obj, types.FunctionType) else None
 
 
@@ -187,7 +193,7 @@ def _is_torch_code(fn) -> bool:
     return code is not None and code.co_filename.startswith(_TORCH_DIR)
 
 
-_dynamo_compiling = None
+_dynamo_compiling: Callable[[], bool] | None = None
 
 
 def _is_dynamo_compiling() -> bool:
@@ -211,7 +217,8 @@ class CompiledFunction:
     def __init__(self, fn: types.FunctionType, options: CompileOptions) -> None:
         self.fn = fn
         self.options = options
-        self._impl = None
+        # What a call runs: the split, a whole call, the function itself (eager), or a lambda's region.
+        self._impl: Callable[..., Any] | None = None
         self._build: Build | None = None
         self._forced_breaks: dict[int, tuple[str, str]] = {}
         self._rebuilds = 0
@@ -285,7 +292,7 @@ class CompiledFunction:
 
     def _lambda_region(self):
         code = self.fn.__code__
-        where_ = dict(options=self.options, filename=code.co_filename, first_line=code.co_firstlineno,
+        where_: dict[str, Any] = dict(options=self.options, filename=code.co_filename, first_line=code.co_firstlineno,
                       last_line=code.co_firstlineno)
         region = GraphRegion(self.fn, name="<lambda>", **where_)
         keyword_region = None
@@ -383,7 +390,7 @@ class WholeCall:
         code = getattr(target, "__code__", None)
         first_line = code.co_firstlineno if code else 0
         last_line = max((line for _, _, line in code.co_lines() if line), default=first_line) if code else 0
-        where_ = dict(name=name, options=options, filename=code.co_filename if code else f"<{name}>",
+        where_: dict[str, Any] = dict(name=name, options=options, filename=code.co_filename if code else f"<{name}>",
                       first_line=first_line, last_line=last_line)
         self.region = GraphRegion(_call_with_keywords(target), **where_)
         # A Python function called with positional arguments is captured as itself, so Dynamo
@@ -473,13 +480,13 @@ class CompiledModule:
         original = _originals.get(self)
         if original is None:
             original = object.__new__(self._carve_original_class)
-            original.__dict__ = self.__dict__
+            original.__dict__ = self.__dict__  # type: ignore[assignment] # the same dict: one module, two classes
             _originals[self] = original
         return original
 
     @property
     def _compiled_forward(self):
-        return compiled_function_of(type(self).forward)
+        return compiled_function_of(type(self).forward)  # type: ignore[attr-defined] # set on each compiled class
 
     def __reduce_ex__(self, protocol):
         state = self.__getstate__() if hasattr(self, "__getstate__") else self.__dict__
@@ -548,12 +555,12 @@ def _compiled_class_forward(cls, options: CompileOptions, wrap):
         compiled = versions.get(current)
         if compiled is None:
             compiled = versions[current] = wrap(current, options)
-            forward.__carve_compiled__ = compiled_function_of(compiled)
+            forward.__carve_compiled__ = compiled_function_of(compiled)  # type: ignore[attr-defined]
         return compiled(self, *args, **kwargs)
 
     compiled = versions[cls.forward] = wrap(cls.forward, options)
-    forward.__carve_compiled__ = compiled_function_of(compiled)
-    forward.__wrapped__ = cls.forward
+    forward.__carve_compiled__ = compiled_function_of(compiled)  # type: ignore[attr-defined]
+    forward.__wrapped__ = cls.forward  # type: ignore[attr-defined] # functools.wraps' attribute
     for attribute in ("__name__", "__qualname__", "__doc__", "__module__"):
         setattr(forward, attribute, getattr(cls.forward, attribute, None))
     return forward

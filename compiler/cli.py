@@ -62,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _subcommand_parser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser | None:
+    if command is None:
+        return None
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             return action.choices.get(command)

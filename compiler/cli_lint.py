@@ -23,6 +23,7 @@ import sys
 import tempfile
 from functools import partial
 from pathlib import Path
+from typing import cast
 
 from carve.files import InputError, process_files, python_files
 from carve.rewriters.lint.config import ConfigError, LintConfig, check_prefixes, find_config, load_config
@@ -223,13 +224,14 @@ def _lint_files(
         groups[smallest].append(index)
         totals[smallest] += sizes[index] + 4096  # a file costs something even when small
     order = [groups[g] for g in sorted(range(count), key=lambda g: -totals[g]) if groups[g]]
-    work = partial(_lint_group, config=config, want_fixes=want_fixes, layout=layout)
-    grouped = process_files([[items[i] for i in group] for group in order], work, jobs=jobs, label="carve lint", progress=progress)
+    group_work = partial(_lint_group, config=config, want_fixes=want_fixes, layout=layout)
+    grouped = process_files(
+        [[items[i] for i in group] for group in order], group_work, jobs=jobs, label="carve lint", progress=progress)
     results: list[FileResult | None] = [None] * len(files)
     for group, group_results in zip(order, grouped):
         for index, result in zip(group, group_results):
             results[index] = result
-    return results
+    return cast("list[FileResult]", results)  # every file is in a group: no None is left
 
 
 def _report(args, findings, out) -> None:

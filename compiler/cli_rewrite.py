@@ -299,6 +299,7 @@ def _emit(outcome: FileOutcome, mode: str, args: argparse.Namespace, base: Path 
         if outcome.changed:
             write_atomically(Path(outcome.path), outcome.rewritten)
     else:
+        assert base is not None  # set in output_dir mode
         source = Path(outcome.path).resolve()
         target = Path(args.output_dir).resolve() / source.relative_to(base)
         if target == source:

@@ -24,6 +24,7 @@ class CarveFlake8Plugin:
         self.lines = lines
 
     def run(self):
+        source: str | bytes
         if self.lines is not None:
             source = "".join(self.lines)
         else:

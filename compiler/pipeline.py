@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import types
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 
@@ -85,7 +86,7 @@ def build(fn, options: CompileOptions, args: tuple, forced_breaks: dict[int, tup
     if class_name or "__class__" in fn.__code__.co_freevars:
         super_ok = "__class__" in fn.__code__.co_freevars
         module = module.visit(MethodBodyOutsideClass(class_name, _first_param(node) if super_ok else None))
-        node = module.body[0]
+        node = cast(cst.FunctionDef, module.body[0])  # the module holds the def alone
     context = ModuleContext(module, source.filename, source.first_line - 1)
     add_module_aliases(context.imports, fn)
     resolver = LiveResolver(fn, args[0] if args else None, has_first_arg=bool(args))
@@ -111,7 +112,7 @@ def build(fn, options: CompileOptions, args: tuple, forced_breaks: dict[int, tup
     if cells:
         function = _rebind_closure(function, cells)
         for region in regions.regions:
-            region.fn = _rebind_closure(region.fn, cells)
+            region.fn = _rebind_closure(cast(types.FunctionType, region.fn), cells)  # a def `code` made
     function.__defaults__ = fn.__defaults__
     function.__kwdefaults__ = fn.__kwdefaults__
     return Build(function, regions, analysis, outlined, generated.text, source, dict(forced_breaks))
@@ -149,7 +150,7 @@ def _between_graphs(line: int, regions: list[tuple[int, int]], loops: list[tuple
     return any(start <= line <= end and any(start <= first <= end for first, _ in regions) for start, end in loops)
 
 
-def _is_docstring(statement: cst.BaseStatement) -> bool:
+def _is_docstring(statement: cst.CSTNode) -> bool:
     return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
             and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString))
 
@@ -173,6 +174,7 @@ def _rebind_closure(function: types.FunctionType, cells: dict) -> types.Function
     code = function.__code__
     if not code.co_freevars:
         return function
+    assert function.__closure__ is not None  # it has free variables
     closure = tuple(cells.get(name, cell) for name, cell in zip(code.co_freevars, function.__closure__))
     rebound = types.FunctionType(code, function.__globals__, function.__name__, function.__defaults__, closure)
     rebound.__kwdefaults__ = function.__kwdefaults__

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from typing import Callable
 
 from carve.explanation import register_regionset
 from carve.rewriters.findings import Finding
@@ -53,9 +54,9 @@ class RegionSet:
         # line -> the finding behind a graph_break checkpoint (richer messages than the rule title).
         self.findings: dict[int, Finding] = {}
         # Called with a BreakEvent when a trace finds a break static analysis missed.
-        self.on_break = None
+        self.on_break: Callable[[BreakEvent], None] | None = None
         # Called with {line: (code, message)} when Dynamo gave up on a region for good.
-        self.on_skip = None
+        self.on_skip: Callable[[dict[int, tuple[str, str]]], None] | None = None
         self.eager_calls: dict[tuple[int, str], int] = {}
         register_regionset(self)
 
@@ -126,7 +127,7 @@ class RegionSet:
                     return fn(*args, **kwargs)
             return fn(*args, **kwargs)
 
-        carve_entry.__carve_regions__ = self
+        carve_entry.__carve_regions__ = self  # type: ignore[attr-defined]  # a marker set on the function
         return carve_entry
 
 

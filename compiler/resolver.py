@@ -23,6 +23,7 @@ import random
 import sys
 import sysconfig
 import types
+from typing import cast
 
 import libcst as cst
 
@@ -45,7 +46,9 @@ _LIBRARY_PREFIXES = tuple(
 )
 _CARVE_DIRS = tuple(
     os.path.realpath(os.path.dirname(path)) + os.sep
-    for path in (__file__, sys.modules["carve.runtime"].__file__, sys.modules["carve.rewriters"].__file__)
+    # Packages with an __init__.py: their __file__ is set.
+    for path in cast("tuple[str, ...]", (
+        __file__, sys.modules["carve.runtime"].__file__, sys.modules["carve.rewriters"].__file__))
 )
 # code object -> CalleeInfo for analysed user functions (and None while in progress).
 _callee_cache: dict[types.CodeType, CalleeInfo | None] = {}
@@ -184,6 +187,7 @@ def classify(obj, name: str, depth: int = 0) -> CalleeInfo | None:
         return state
     if isinstance(obj, CompiledModule):
         obj = obj._orig_mod
+    function: object  # a Python function is checked for below
     if isinstance(obj, CompiledFunction):
         function = obj.fn
     elif _is_module(obj):

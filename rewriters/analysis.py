@@ -19,7 +19,9 @@ with: CRV006-CRV008); and findings that make the whole function eager
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -116,7 +118,8 @@ def analyze_function(
 ) -> FunctionAnalysis:
     """Findings of `func`. `forced_breaks` maps a line to (code, message) found while tracing."""
     analysis = FunctionAnalysis(func, forced_lines=set(forced_breaks or ()))
-    oracles = [r.returns_tensor for r in (resolver, module.static_resolver) if getattr(r, "returns_tensor", None)]
+    oracles: list[Callable[[str], bool | None]] = [
+        oracle for r in (resolver, module.static_resolver) if (oracle := getattr(r, "returns_tensor", None))]
 
     def returns_tensor(dotted: str) -> bool:
         """A call to a user function the resolvers can read gives a tensor when the function returns one."""
@@ -188,7 +191,7 @@ class _FunctionWalker:
                 broke |= self._compound(statement)
         return broke
 
-    def _simple(self, statement: cst.CSTNode) -> bool:
+    def _simple(self, statement: cst.SimpleStatementLine | cst.SimpleStatementSuite) -> bool:
         for small in statement.body:
             for code, message in side_effects.check_statement(small, self.ctx, self.analysis.global_names):
                 self._record(statement, self._finding(code, message, small, owner=statement))
@@ -232,7 +235,8 @@ class _FunctionWalker:
         for child in child_blocks(statement):
             broke |= self._block(child)
         containment = CONTAINMENT_RULES.get(type(statement))
-        if broke and containment and not (containment == "CRV008" and self._resumable(statement)):
+        # CRV008 is the rule of `with` statements.
+        if broke and containment and not (containment == "CRV008" and self._resumable(cast(cst.With, statement))):
             kind = {"CRV006": "a loop", "CRV007": "a try block", "CRV008": "a `with` block"}[containment]
             self._record(statement, self._finding(
                 containment, f"a graph break inside {kind}: torch.compile would skip the whole function",
@@ -402,7 +406,7 @@ def child_blocks(statement: cst.CSTNode) -> list[cst.BaseSuite]:
         extra = getattr(statement, attribute, None)
         if extra is not None and isinstance(getattr(extra, "body", None), cst.BaseSuite):
             blocks.append(extra.body)
-    if isinstance(statement, cst.Match) if hasattr(cst, "Match") else False:
+    if hasattr(cst, "Match") and isinstance(statement, cst.Match):
         blocks.extend(case.body for case in statement.cases)
     return blocks
 

@@ -28,7 +28,7 @@ A walrus inside a conditional part of an expression (`a if c else (b := 1)`,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, cast
 
 import libcst as cst
 
@@ -221,6 +221,7 @@ class Bindings:
         if isinstance(node, cst.With):
             return [self._with_entry(node, state)]
         if isinstance(node, cst.Try) or type(node).__name__ == "TryStar":
+            node = cast("cst.Try | cst.TryStar", node)
             entries = [state]
             handler_entry = self._handler_entry(node, state)
             body_end = self.block(node.body, state)
@@ -385,7 +386,8 @@ class Bindings:
         if self.on_read is None:
             return
         if defaults_only:
-            for param in (*node.posonly_params, *node.params, *node.kwonly_params):
+            params = cast(cst.Parameters, node)  # with defaults_only, a function's parameters
+            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
                 if param.default is not None:
                     self.expression(param.default, state)
             return

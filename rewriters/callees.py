@@ -16,6 +16,7 @@ so `gb = torch._dynamo.graph_break; gb()` is still a break.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Protocol
@@ -90,6 +91,9 @@ def decorator_name(decorator: cst.Decorator, imports: ImportTable) -> str | None
 class ModuleResolver:
     """Static resolution against the functions defined in one module."""
 
+    # Set (True) by carve.rewriters.lint.crossmodule once this module's callees follow imports.
+    _carve_cross_module: bool
+
     def __init__(self, module: cst.Module, imports: ImportTable, filename: str = "<unknown>") -> None:
         self.imports = imports
         self.filename = filename
@@ -98,7 +102,8 @@ class ModuleResolver:
         self._analysing: set[str] = set()
         self._cache: dict[str, CalleeInfo | None] = {}
         self._returns: dict[str, bool] = {}
-        self.analyse_callee = None  # set by the analysis (avoids a circular import)
+        # set by the analysis (avoids a circular import)
+        self.analyse_callee: Callable[[cst.FunctionDef, ModuleResolver], Iterable[Finding]] | None = None
         for statement in module.body:
             if isinstance(statement, cst.FunctionDef):
                 self.functions[statement.name.value] = statement

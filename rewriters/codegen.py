@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import linecache
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 from libcst.helpers import parse_template_statement
@@ -99,7 +100,7 @@ def _line_map(
             else:
                 mapped[line] = (origin.first_line, None)
     result: dict[int, tuple[int, int | None]] = {}
-    previous = (default_line, None)
+    previous: tuple[int, int | None] = (default_line, None)
     for line in range(1, len(generated_lines) + 2):
         previous = mapped.get(line, (previous[0], None))
         result[line] = previous
@@ -126,6 +127,7 @@ class LineTable:
     def compile(self):
         tree = ast.parse(self.generated.text, filename=self.filename)
         line_map = self.generated.line_map
+        node: Any  # any node with a position (stmt, expr, arg, ...): its fields are set by name
         for node in ast.walk(tree):
             if not hasattr(node, "lineno") or node.lineno is None:
                 continue

@@ -22,6 +22,7 @@ evaluated, or evaluated more than once).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeGuard, cast
 
 import libcst as cst
 
@@ -87,11 +88,12 @@ class Hoister:
             temps.append(name)
             replacements[id(expression)] = cst.Name(name)
             assignments.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], expression)]))
-        # _Replace also replaces `owner` itself when the whole of it was hoisted.
-        return Hoisted(assignments, owner.visit(_Replace(replacements)), temps)
+        # _Replace also replaces `owner` itself when the whole of it was hoisted. It only swaps
+        # expressions for names, so the result is a node, never a removal.
+        return Hoisted(assignments, cast(cst.CSTNode, owner.visit(_Replace(replacements))), temps)
 
     # -- purity ---------------------------------------------------------------------------
-    def pure(self, node: cst.CSTNode) -> bool:
+    def pure(self, node: cst.CSTNode) -> TypeGuard[cst.BaseExpression]:
         """Pure tensor work with at least one operation (a bare name is not worth hoisting)."""
         return not isinstance(node, cst.Name) and self._pure_tensor(node)
 
@@ -137,7 +139,7 @@ class _HoistableFinder(cst.CSTVisitor):
 
     def __init__(self, hoister: Hoister) -> None:
         self.hoister = hoister
-        self.found: list[cst.CSTNode] = []
+        self.found: list[cst.BaseExpression] = []
         self.safe = True
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -171,7 +173,7 @@ class _Replace(cst.CSTTransformer):
         return replacement if replacement is not None else updated
 
 
-def _operands(node: cst.CSTNode) -> list[cst.CSTNode]:
+def _operands(node: cst.BinaryOperation | cst.UnaryOperation | cst.Comparison) -> list[cst.BaseExpression]:
     if isinstance(node, cst.BinaryOperation):
         return [node.left, node.right]
     if isinstance(node, cst.UnaryOperation):

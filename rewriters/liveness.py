@@ -15,6 +15,8 @@ Reads inside nested functions and lambdas count, so closures see their values.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
 
@@ -74,7 +76,7 @@ class _DefaultsOnly(cst.CSTVisitor):
         return False
 
 
-def region_inputs(statements: list[cst.CSTNode], locals_: set[str]) -> list[str]:
+def region_inputs(statements: Sequence[cst.CSTNode], locals_: set[str]) -> list[str]:
     """Local names read by `statements` before they are written there, in first-use order."""
     written: set[str] = set()
     inputs: list[str] = []
@@ -88,7 +90,7 @@ def region_inputs(statements: list[cst.CSTNode], locals_: set[str]) -> list[str]
 
 
 def region_outputs(
-    statements: list[cst.CSTNode], read_elsewhere: set[str], locals_: set[str], inputs: list[str], in_loop: bool
+    statements: Sequence[cst.CSTNode], read_elsewhere: set[str], locals_: set[str], inputs: list[str], in_loop: bool
 ) -> list[str]:
     written: list[str] = []
     for statement in statements:

@@ -52,6 +52,7 @@ stands for, so the compiled code's line table points into the user's file.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypeVar, cast
 
 import libcst as cst
 from libcst.helpers import parse_template_expression, parse_template_statement
@@ -63,11 +64,14 @@ from carve.rewriters.hoist import HOISTABLE_CODES, Hoister
 from carve.rewriters.liveness import bound_names, local_names, reads_and_writes, region_inputs, region_outputs
 from carve.rewriters.naming import FACTORY_NAME, UNBOUND_VAR, Namer
 from carve.rewriters.partition import (
-    Compound, EagerStatement, GraphRun, Item, as_statement_line, is_simple as is_simple_line, partition_block,
+    Compound, EagerStatement, GraphRun, Item, Statement, as_statement_line, is_simple as is_simple_line,
+    partition_block,
 )
 from carve.rewriters.rules import rule
 from carve.rewriters.names import integer_value
 from carve.rewriters.tensors import NON_TENSOR_ATTRIBUTES, NON_TENSOR_METHODS, TensorInference
+
+N = TypeVar("N", bound=cst.CSTNode)
 
 
 @dataclass
@@ -165,7 +169,7 @@ class _Outliner:
         return self.result
 
     # -- bookkeeping -----------------------------------------------------------------------
-    def _origin(self, node: cst.CSTNode, first: int, last: int, verbatim: bool) -> cst.CSTNode:
+    def _origin(self, node: N, first: int, last: int, verbatim: bool) -> N:
         self.result.origins[id(node)] = (node, Origin(first, last, verbatim))
         return node
 
@@ -185,6 +189,7 @@ class _Outliner:
             if hoisted is None:
                 out.append(item)
                 continue
+            assert not isinstance(item, GraphRun)  # only statements and compounds are hoisted
             lines = self._lines(item.statement)
             self.synthetic_lines[id(hoisted.statement)] = lines
             header = lines if isinstance(item, EagerStatement) else (lines[0], lines[0])
@@ -197,10 +202,11 @@ class _Outliner:
                 previous.statements.extend(hoisted.assignments)
             else:
                 out.append(GraphRun(list(hoisted.assignments)))
+            # Hoisting keeps the statement's kind: a line stays a line, an `if` an `if`.
             if isinstance(item, EagerStatement):
-                out.append(EagerStatement(hoisted.statement, item.findings))
+                out.append(EagerStatement(cast(Statement, hoisted.statement), item.findings))
             else:
-                out.append(Compound(hoisted.statement, item.header_findings, item.blocks))
+                out.append(Compound(cast(cst.If, hoisted.statement), item.header_findings, item.blocks))
         return out
 
     # -- blocks ----------------------------------------------------------------------------
@@ -231,7 +237,7 @@ class _Outliner:
         if not plan.conflicts:
             return self._region(run.statements, in_loop, state, plan)  # the common case: one region
         out: list[cst.BaseStatement] = []
-        segment: list[cst.BaseStatement] = []
+        segment: list[Statement] = []
         segment_state = state
         for statement in run.statements:
             if self._plan(segment + [statement], segment_state, in_loop).conflicts:
@@ -248,7 +254,7 @@ class _Outliner:
             out.extend(self._region(segment, in_loop, segment_state))
         return out
 
-    def _plan(self, statements: list[cst.BaseStatement], state: State, in_loop: bool) -> "_Plan":
+    def _plan(self, statements: list[Statement], state: State, in_loop: bool) -> "_Plan":
         """Inputs and outputs of a region made of `statements`, entered at `state`."""
         ends_with_return = GraphRun(statements).ends_with_return
         inputs = region_inputs(statements, self.locals)
@@ -285,17 +291,18 @@ class _Outliner:
             conflicts=set(unbound_outputs) & maybe_unbound_reads,
         )
 
-    def _as_python(self, statement: cst.BaseStatement, in_loop: bool, state: State) -> list[cst.BaseStatement]:
+    def _as_python(self, statement: Statement, in_loop: bool, state: State) -> list[cst.BaseStatement]:
         """A statement of a graph run that no region can hold (see `_graph_run`) runs as Python."""
         if is_simple_line(statement):
             return self._eager(EagerStatement(statement, []))
         catches = isinstance(statement, (cst.Try, cst.With))
-        compound = Compound(statement, [], [partition_block(child, self.analysis, catches)
-                                            for child in child_blocks(statement)])
+        # Not a line: a compound statement.
+        compound = Compound(cast(cst.BaseCompoundStatement, statement), [],
+                            [partition_block(child, self.analysis, catches) for child in child_blocks(statement)])
         return self._compound(compound, in_loop, state)
 
     def _region(
-        self, statements: list[cst.BaseStatement], in_loop: bool, state: State, plan: "_Plan | None" = None
+        self, statements: list[Statement], in_loop: bool, state: State, plan: "_Plan | None" = None
     ) -> list[cst.BaseStatement]:
         if not any(_has_operation(statement) for statement in statements):
             return [self._inline(statement) for statement in statements]
@@ -312,10 +319,10 @@ class _Outliner:
 
         # The region function: the user's statements verbatim, then the outputs.
         leading = getattr(run.statements[0], "leading_lines", ())
-        body = [as_statement_line(s) for s in run.statements]
+        body: list[cst.BaseStatement] = [as_statement_line(s) for s in run.statements]
         body[0] = body[0].with_changes(leading_lines=())
-        for original, emitted in zip(run.statements, body):
-            self._origin(emitted, *self._lines(original), verbatim=True)
+        for original, line in zip(run.statements, body):
+            self._origin(line, *self._lines(original), verbatim=True)
         # An input that came in UNBOUND is unbound again before the user's code reads it.
         restore = [self._origin(_delete_if_unbound(n, unbound), first, first, verbatim=False)
                    for n in plan.deleted_on_entry]
@@ -340,7 +347,9 @@ class _Outliner:
         arguments = [self._argument(n, state, emitted) for n in inputs]
         call = parse_template_expression(
             "{name}(" + ", ".join("{a%d}" % i for i in range(len(inputs))) + ")",
-            name=cst.Name(name), **{f"a{i}": argument for i, argument in enumerate(arguments)},
+            name=cst.Name(name),
+            # The keys are a0, a1, ...: never the `config` parameter mypy fears the dict could fill.
+            **{f"a{i}": argument for i, argument in enumerate(arguments)},  # type: ignore[arg-type]
         )
         if run.ends_with_return:
             statement = parse_template_statement("return {call}", call=call)
@@ -368,7 +377,7 @@ class _Outliner:
             f"try:\n    {temp} = {name}\nexcept NameError:\n    {temp} = {self.unbound_var}\n"))
         return cst.Name(temp)
 
-    def _inline(self, statement: cst.CSTNode) -> cst.CSTNode:
+    def _inline(self, statement: Statement) -> cst.SimpleStatementLine | cst.BaseCompoundStatement:
         first, last = self._lines(statement)
         line = as_statement_line(statement)
         return self._origin(line, first, last, verbatim=True)
@@ -423,12 +432,12 @@ class _Outliner:
         emitted.append(self._origin(replaced, first, last, verbatim=False))
         return emitted
 
-    def _convert_calls(self, node: cst.CSTNode, headers_only: bool = False) -> cst.CSTNode:
+    def _convert_calls(self, node: N, headers_only: bool = False) -> N:
         calls = self.analysis.user_calls
         if not calls:
             return node
         converter = _CallConverter(calls, self.regions_var, headers_only)
-        return node.visit(converter)
+        return cast(N, node.visit(converter))  # only calls' callees change: the node keeps its type
 
 
 class _CallConverter(cst.CSTTransformer):
@@ -479,8 +488,8 @@ def _replace_blocks(statement, originals, new_bodies):
     return statement.visit(_BlockReplacer(replacements))
 
 
-def _statements(block: cst.BaseSuite) -> list[cst.BaseStatement]:
-    return list(block.body) if isinstance(block, cst.IndentedBlock) else [block]
+def _statements(block: cst.BaseSuite) -> list[Statement]:
+    return list(block.body) if isinstance(block, cst.IndentedBlock) else [cast(cst.SimpleStatementSuite, block)]
 
 
 def _units(block: cst.BaseSuite):

@@ -26,6 +26,7 @@ one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypeGuard, cast
 
 import libcst as cst
 
@@ -40,10 +41,14 @@ MAX_UNROLLED_ITERATIONS = 32
 # (`it = iter(xs)`): assignments of their result stay Python.
 PYTHON_OBJECT_BUILTINS = frozenset({"iter", "enumerate", "zip", "map", "filter", "reversed", "range", "object"})
 
+# A statement of a block. The body of `if c: return x` is a one-line suite, which stands for its
+# line (see `_statements`); `as_statement_line` makes it a line where it is emitted.
+Statement = cst.BaseStatement | cst.SimpleStatementSuite
+
 
 @dataclass
 class GraphRun:
-    statements: list[cst.BaseStatement]
+    statements: list[Statement]
 
     @property
     def ends_with_return(self) -> bool:
@@ -53,7 +58,7 @@ class GraphRun:
 
 @dataclass
 class EagerStatement:
-    statement: cst.BaseStatement
+    statement: Statement
     findings: list[Finding]
 
     @property
@@ -84,7 +89,7 @@ def partition_block(
     mid-run; then each statement is its own region, so the statements before the one that
     raised have bound their names, as in eager."""
     items: list[Item] = []
-    run: list[cst.BaseStatement] = []
+    run: list[Statement] = []
     if closures is None:
         closures = _Closures()
         analysis.func.visit(closures)
@@ -104,11 +109,13 @@ def partition_block(
             items.append(EagerStatement(statement, analysis.findings_of(statement)))
         else:
             flush()
-            compound = Compound(statement, analysis.findings_of(statement))
+            # Neither a line nor a one-line suite: a compound statement.
+            compound = Compound(cast(cst.BaseCompoundStatement, statement), analysis.findings_of(statement))
             catches = guarded or isinstance(statement, (cst.Try, cst.With)) or type(statement).__name__ == "TryStar"
             whole_body = not guarded and try_body_is_one_region(statement, analysis, closures)
             compound.blocks = [
-                partition_block(child, analysis, catches and not (whole_body and child is statement.body), closures)
+                partition_block(
+                    child, analysis, catches and not (whole_body and child is compound.statement.body), closures)
                 for child in child_blocks(statement)
             ]
             items.append(compound)
@@ -116,20 +123,20 @@ def partition_block(
     return items
 
 
-def _statements(block: cst.BaseSuite) -> list[cst.BaseStatement]:
-    return list(block.body) if isinstance(block, cst.IndentedBlock) else [block]
+def _statements(block: cst.BaseSuite) -> list[Statement]:
+    return list(block.body) if isinstance(block, cst.IndentedBlock) else [cast(cst.SimpleStatementSuite, block)]
 
 
-def is_simple(statement: cst.CSTNode) -> bool:
+def is_simple(statement: cst.CSTNode) -> TypeGuard[cst.SimpleStatementLine | cst.SimpleStatementSuite]:
     """A line of small statements: `a = 1; b = 2`, or the `return x` of `def f(x): return x`."""
     return isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
 
 
-def as_statement_line(statement: cst.CSTNode) -> cst.CSTNode:
+def as_statement_line(statement: Statement) -> cst.SimpleStatementLine | cst.BaseCompoundStatement:
     """One-line suites (`if c: return x`) as ordinary statement lines, to place in indented blocks."""
     if isinstance(statement, cst.SimpleStatementSuite):
         return cst.SimpleStatementLine(body=statement.body)
-    return statement
+    return cast("cst.SimpleStatementLine | cst.BaseCompoundStatement", statement)  # BaseStatement's two kinds
 
 
 def _graph_statement(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_depth: int, nested: bool) -> bool:
@@ -499,5 +506,5 @@ def _short_loop(statement: cst.For) -> bool:
     bounds = [integer_value(arg.value) for arg in iterator.args]
     if not bounds or None in bounds:
         return False
-    count = len(range(*bounds))
+    count = len(range(*cast("list[int]", bounds)))  # no None: checked above
     return count <= MAX_UNROLLED_ITERATIONS

@@ -45,7 +45,9 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 from libcst.helpers import parse_template_statement
@@ -92,7 +94,7 @@ class RewriteResult:
 
 
 def rewrite_source(
-    text: str, filename: str = "<unknown>", *, all_functions: bool = False, select: set[str] | None = None
+    text: str, filename: str = "<unknown>", *, all_functions: bool = False, select: AbstractSet[str] | None = None
 ) -> RewriteResult:
     try:
         module = cst.parse_module(text)
@@ -136,7 +138,9 @@ class _Target:
 class _TargetFinder(cst.CSTVisitor):
     """Finds the functions to rewrite, outermost first; nothing inside one of them is a target."""
 
-    def __init__(self, imports: ImportTable, tensor_functions: TensorFunctions | None, select: set[str] | None) -> None:
+    def __init__(
+        self, imports: ImportTable, tensor_functions: TensorFunctions | None, select: AbstractSet[str] | None
+    ) -> None:
         self.imports = imports
         # With all_functions: every function that does tensor work is a target.
         self.tensor_functions = tensor_functions
@@ -205,7 +209,9 @@ class _MethodsOutsideTheirClass(cst.CSTTransformer):
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
         if id(original) in self.methods:
             class_name, first_parameter = self.methods[id(original)]
-            updated = original.visit(MethodBodyOutsideClass(class_name, first_parameter, super_class=class_name))
+            # The transformer rewrites the body: the def stays a def.
+            updated = cast(cst.FunctionDef, original.visit(
+                MethodBodyOutsideClass(class_name, first_parameter, super_class=class_name)))
         if id(original) in self.targets:
             self.renewed[id(original)] = id(updated)
         return updated
@@ -370,7 +376,9 @@ def _ensure_import_carve(module: cst.Module, context: ModuleContext) -> cst.Modu
     return _insert_after_imports(module, cst.parse_statement("import carve"))
 
 
-def _insert_after_imports(module: cst.Module, statement: cst.BaseStatement) -> cst.Module:
+def _insert_after_imports(
+    module: cst.Module, statement: cst.SimpleStatementLine | cst.BaseCompoundStatement
+) -> cst.Module:
     """`statement` after the module's leading docstring and import lines."""
     body = list(module.body)
     position = 0

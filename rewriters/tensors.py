@@ -167,7 +167,7 @@ class TensorInference:
             if method in TENSOR_METHODS and not isinstance(func.value, (cst.SimpleString, cst.List, cst.Dict)):
                 return True
             # self.layer(x): calling a submodule gives a tensor.
-            if dotted_name(func) and dotted_name(func).startswith("self.") and any(
+            if (dotted := dotted_name(func)) and dotted.startswith("self.") and any(
                 self.is_tensor(arg.value) for arg in node.args
             ):
                 return True

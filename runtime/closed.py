@@ -42,7 +42,7 @@ from __future__ import annotations
 import builtins
 import dis
 import types
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple, TypeGuard
 
 import torch
 
@@ -106,7 +106,7 @@ def _global_reads(code: types.CodeType) -> Optional[Tuple[Tuple[str, Tuple[str, 
     return reads
 
 
-def _is_torch_module(value: Any) -> bool:
+def _is_torch_module(value: Any) -> TypeGuard[types.ModuleType]:
     if not isinstance(value, types.ModuleType):
         return False
     name = value.__name__

@@ -19,7 +19,7 @@ import os
 import types
 import warnings
 from contextlib import contextmanager
-from typing import Any, Callable, Dict, Iterator, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple, cast
 
 import torch
 import torch._dynamo  # noqa: F401  (backends, markers and registries live here)
@@ -213,6 +213,8 @@ DYNAMO_UNSUPPORTED = (DynamoUnsupported,)
 # Raised while Dynamo traces, before the frame runs: the user's code fails on these inputs (a shape
 # mismatch met on fake tensors); running it as written raises eager's own exception.
 DYNAMO_TRACE_ERRORS = (torch._dynamo.exc.TorchRuntimeError,)
+# Raised when a nested compile region (a layer compiled once) does not trace as one graph.
+DYNAMO_NESTED_REGION_REFUSED = (torch._dynamo.exc.UncapturedHigherOrderOpError,)
 
 
 def failed_in_resume_function(error: BaseException) -> bool:
@@ -355,7 +357,7 @@ def _classify(obj: Any) -> Marker:
     if isinstance(obj, torch._library.custom_ops.CustomOpDef):
         return Marker.CUSTOM_OP
     if isinstance(obj, (torch._ops.OpOverloadPacket, torch._ops.OpOverload)):
-        qualified = getattr(obj, "_qualified_op_name", None) or obj._schema.name
+        qualified = cast(str, getattr(obj, "_qualified_op_name", None) or obj._schema.name)  # `ns::name`
         ns = qualified.split("::")[0]
         if ns not in ("aten", "prim", "prims"):
             return Marker.CUSTOM_OP

@@ -25,7 +25,9 @@ import time
 import types
 from typing import Any, Callable, List, Optional
 
-from . import compat, log
+import torch
+
+from . import compat, log, repeated_blocks
 from .config import CompileOptions
 from .errors import BreakEvent, GraphBreakError, source_line
 
@@ -102,6 +104,9 @@ class DynamoCapture:
         self.compile_seconds: List[float] = []
         self.skipped = False
         self._unsupported_before = compat.dynamo_unsupported_counts()
+        # Layer classes compiled once (runtime/repeated_blocks.py), per model the region is called
+        # with (one compiled forward serves every instance of a model class).
+        self._marks_layers = repeated_blocks.uses_inductor(options.backend)
 
     def _optimized(self, mode: str) -> Callable[..., Any]:
         """Dynamo's capture of the region for `mode`: "permissive", "error" (breaks raise, an inner
@@ -141,13 +146,12 @@ class DynamoCapture:
         compiles = config.compiles
         started = time.perf_counter()
         try:
-            if mode == "error":
-                # torch's own setting, which Dynamo reads: the break raises where it happens.
-                with compat.dynamo_error_on_graph_break(True):
-                    out = self._optimized(mode)(*args)
+            # Inference only: torch 2.13's nested regions give wrong gradients under Inductor.
+            layers = repeated_blocks.classes_for(args) if self._marks_layers and not torch.is_grad_enabled() else ()
+            if layers:
+                out = self._run_with_layers_marked(layers, args, mode)
             else:
-                optimized = self._variants.get(mode) or self._optimized(mode)
-                out = optimized(*args)
+                out = self._run(args, mode)
         except GraphBreakError:
             raise  # carve's own (an Unsupported too), from a region nested in this one: already located
         except compat.DYNAMO_UNSUPPORTED as error:
@@ -174,6 +178,33 @@ class DynamoCapture:
             if not self.skipped:
                 self._check_skipped()
         return out
+
+    def _run(self, args: tuple, mode: str) -> Any:
+        if mode == "error":
+            # torch's own setting, which Dynamo reads: the break raises where it happens.
+            with compat.dynamo_error_on_graph_break(True):
+                return self._optimized(mode)(*args)
+        optimized = self._variants.get(mode) or self._optimized(mode)
+        return optimized(*args)
+
+    def _run_with_layers_marked(self, layers: tuple, args: tuple, mode: str) -> Any:
+        try:
+            with repeated_blocks.marked(layers):
+                return self._run(args, mode)
+        except compat.DYNAMO_NESTED_REGION_REFUSED as error:
+            if compat.failed_in_resume_function(error):
+                raise  # what ran before the break would run twice
+            # A layer breaks the graph in a way carve's analysis could not see: compile the layers
+            # inline from now on, as torch.compile does (the refusal came before anything ran).
+            names = ", ".join(cls.__name__ for cls in layers)
+            log.log_once(("repeated blocks", self.name), log.warnings_log, logging.WARNING,
+                         "carve: %s: the repeated layers %s cannot be compiled once each (%s); they are compiled "
+                         "inline", self.name, names, type(error).__name__)
+            repeated_blocks.compile_inline(layers)
+            self._variants = {}
+            if isinstance(self.fn, types.FunctionType):
+                self.fn = _fresh_code_copy(self.fn)  # Dynamo's cache for the marked trace is not reused
+            return self._run(args, mode)
 
     def _check_skipped(self) -> None:
         """Dynamo skips a frame whose loop breaks and runs it eagerly from then on, saying so

@@ -86,7 +86,7 @@ class GraphBreakError(DynamoUnsupported):
     category = None
     gb_type = None
     logged = False
-    real_stack = None
+    real_stack = None  # type: ignore[assignment]  # Dynamo's StackSummary is made by its __init__
     # What TorchDynamoException's __init__ sets, read by Dynamo if the error crosses a frame it compiles.
     frame_exec_strategy = None
     _torch_dynamo_tracer_output = None

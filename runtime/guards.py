@@ -104,6 +104,12 @@ def any_autocast() -> bool:
 
 
 class GuardSet:
+    # Set by `build`: what the guards read (the function's globals and closure cells), and the
+    # global-state snapshot that says what changed.
+    _globals: dict[str, Any]
+    _cells: dict[str, Any]
+    _state: Any
+
     def __init__(self) -> None:
         self.ns: Dict[str, Any] = {"MISSING": _MISSING, "torch": torch, "_is_grad_enabled": torch.is_grad_enabled,
                                    "_get_default_dtype": torch.get_default_dtype,

@@ -171,7 +171,7 @@ def nonstrict_trace(fn: Callable[..., Any]) -> Callable[..., Any]:
     except Exception:
         pass
     wrapped.__carve_nonstrict_trace__ = True  # type: ignore[attr-defined]
-    wrapped.__wrapped__ = fn
+    wrapped.__wrapped__ = fn  # type: ignore[attr-defined]
     return wrapped
 
 

@@ -241,7 +241,7 @@ class GraphRegion:
                                 first_line=self.first_line, dynamic=dynamic)
         capture.break_events = self.break_events
         if self.on_skip is not None:
-            capture.on_skip = lambda event: self.on_skip(self, event)
+            capture.on_skip = lambda event: self.on_skip(self, event)  # type: ignore[misc]  # not None: checked above
         self.capture = capture
         self.entries = []
         self._runs = ()
@@ -286,6 +286,7 @@ class GraphRegion:
             # still sits under guards, so inputs that do reach tensor ops get traced.
             eager_reason = "no tensor operations"
         else:
+            assert gm is not None  # a trace without a break that recorded ops made a graph
             start = time.perf_counter()
             try:
                 compiled = compat.compile_with_backend(self.options.backend, gm, list(trace.example_inputs),
@@ -309,7 +310,7 @@ class GraphRegion:
         if log.guards_log.isEnabledFor(logging.DEBUG):
             log.guards_log.debug("guards of region %s entry %d:\n  %s", self.name, len(self.entries),
                                  "\n  ".join(guards.describe()))
-        if compiled is not None and log.graph_code_log.isEnabledFor(logging.DEBUG):
+        if compiled is not None and gm is not None and log.graph_code_log.isEnabledFor(logging.DEBUG):
             log.graph_code_log.debug("graph of region %s (%s:%d):%s", self.name, self.filename,
                                      self.first_line, gm.code)
 
@@ -343,7 +344,7 @@ def _changed_numbers(traced: tuple, args: tuple) -> List[int]:
 
 def _changed_dims(traced: tuple, args: tuple) -> List[tuple]:
     """(argument index, dim) of tensor sizes that differ from the traced call's (same rank only)."""
-    changed = []
+    changed: list[tuple] = []
     for index, (shape, arg) in enumerate(zip(traced, args)):
         if shape is None or not isinstance(arg, torch.Tensor) or arg.dim() != len(shape):
             continue
@@ -351,7 +352,7 @@ def _changed_dims(traced: tuple, args: tuple) -> List[tuple]:
     return changed
 
 
-def _rebuilder(spec: OutputSpec) -> Callable[[Any], Any]:
+def _rebuilder(spec: OutputSpec) -> Callable[[Any, tuple], Any]:
     leaves = spec.leaves
     treespec = spec.treespec
 

@@ -116,7 +116,9 @@ _set_grad_enabled = compat.set_grad_enabled
 def _plain_scalar(value: Any) -> Any:
     if type(value) in (bool, int, float, complex):
         return value
-    for plain in (bool, int, float, complex):
+    # Typed as plain `type`s: mypy would otherwise check `plain(value)` for every pairing.
+    plains: tuple[type, ...] = (bool, int, float, complex)
+    for plain in plains:
         if isinstance(value, plain) and type(value) is not plain:
             return plain(value)
     return value
@@ -616,7 +618,7 @@ _MISSING = object()
 class AutogradFunctionApply:
     """`SomeFunction.apply` as a graph node target (FX cannot name a bound classmethod)."""
 
-    def __init__(self, cls: type) -> None:
+    def __init__(self, cls: type[torch.autograd.Function]) -> None:
         self.cls = cls
         self.__name__ = f"{cls.__name__}_apply"
         self.__qualname__ = self.__name__
@@ -631,7 +633,7 @@ class AutogradFunctionApply:
 _apply_targets: Dict[type, AutogradFunctionApply] = {}
 
 
-def autograd_function_apply(cls: type) -> AutogradFunctionApply:
+def autograd_function_apply(cls: type[torch.autograd.Function]) -> AutogradFunctionApply:
     target = _apply_targets.get(cls)
     if target is None:
         target = _apply_targets[cls] = AutogradFunctionApply(cls)

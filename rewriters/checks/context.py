@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import libcst as cst
 
@@ -27,3 +28,8 @@ class CheckContext:
 def method_name(call: cst.Call) -> str | None:
     """`item` for `x.sum().item()`; None for plain function calls."""
     return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+
+
+def method_receiver(call: cst.Call) -> cst.BaseExpression:
+    """`x.sum()` for `x.sum().item()`: the object of a method call (`method_name(call)` is not None)."""
+    return cast(cst.Attribute, call.func).value

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from carve.rewriters.checks.context import CheckContext, method_name
+from carve.rewriters.checks.context import CheckContext, method_name, method_receiver
 
 CONVERSION_METHODS = frozenset({"item", "tolist", "numpy"})
 # torch.compile traces these (numpy through trace_numpy): CRV021, not a graph break. `.tolist()` is
@@ -31,7 +31,7 @@ CONVERTING_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 def check_call(call: cst.Call, ctx: CheckContext):
     method = method_name(call)
     if method in CONVERSION_METHODS and not call.args:
-        receiver = call.func.value
+        receiver = method_receiver(call)
         # `np.random.rand(3).tolist()` is numpy, not torch: only flag receivers that are not numpy calls.
         if not (ctx.qualified(receiver) or "").startswith("numpy"):
             if method in TRACED_BY_TORCH_COMPILE:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from carve.rewriters.checks.context import CheckContext, method_name
+from carve.rewriters.checks.context import CheckContext, method_name, method_receiver
 
 DYNAMIC_SHAPE_FUNCTIONS = frozenset({
     "torch.unique", "torch.unique_consecutive", "torch.masked_select", "torch.bincount",
@@ -31,14 +31,14 @@ def check_call(call: cst.Call, ctx: CheckContext):
     name = ctx.qualified(call.func)
     method = method_name(call)
     if name in UNBACKED_SIZE_FUNCTIONS or (
-        method in UNBACKED_SIZE_METHODS and not (ctx.qualified(call.func.value) or "").startswith("numpy")
+        method in UNBACKED_SIZE_METHODS and not (ctx.qualified(method_receiver(call)) or "").startswith("numpy")
     ):
-        yield "CRV021", f"{ctx.dotted(call.func) or '.' + method}() has a data-dependent output shape (traced by torch.compile, eager in carve)"
+        yield "CRV021", f"{ctx.dotted(call.func) or f'.{method}'}() has a data-dependent output shape (traced by torch.compile, eager in carve)"
     elif name in DYNAMIC_SHAPE_FUNCTIONS:
         yield "CRV009", f"{ctx.dotted(call.func)}() has a data-dependent output shape"
     elif name == "torch.where" and len(call.args) == 1:
         yield "CRV009", "torch.where(condition) with one argument has a data-dependent output shape"
-    elif method_name(call) in DYNAMIC_SHAPE_METHODS and not (ctx.qualified(call.func.value) or "").startswith("numpy"):
+    elif method_name(call) in DYNAMIC_SHAPE_METHODS and not (ctx.qualified(method_receiver(call)) or "").startswith("numpy"):
         yield "CRV009", f".{method_name(call)}() has a data-dependent output shape"
 
 

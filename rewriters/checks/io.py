@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from carve.rewriters.checks.context import CheckContext, method_name
+from carve.rewriters.checks.context import CheckContext, method_name, method_receiver
 
 IO_FUNCTIONS = frozenset({
     "print", "input", "open", "breakpoint", "pdb.set_trace", "torch.save", "torch.load",
@@ -35,9 +35,9 @@ def check_call(call: cst.Call, ctx: CheckContext):
         return
     method = method_name(call)
     if method in LOGGING_METHODS:
-        receiver = ctx.dotted(call.func.value) or ""
-        qualified_receiver = ctx.qualified(call.func.value) or ""
+        receiver = ctx.dotted(method_receiver(call)) or ""
+        qualified_receiver = ctx.qualified(method_receiver(call)) or ""
         if qualified_receiver == "logging" or "log" in receiver.lower():
             yield "CRV003", f"{ctx.dotted(call.func)}() logs"
-    elif method in ("write", "flush") and (ctx.dotted(call.func.value) or "").lower() in ("f", "fh", "file", "out", "stream", "writer"):
+    elif method in ("write", "flush") and (ctx.dotted(method_receiver(call)) or "").lower() in ("f", "fh", "file", "out", "stream", "writer"):
         yield "CRV003", f"{ctx.dotted(call.func)}() writes to a file"

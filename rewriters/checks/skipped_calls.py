@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from carve.rewriters.checks.context import CheckContext, method_name
+from carve.rewriters.checks.context import CheckContext, method_name, method_receiver
 from carve.rewriters.checks.io import IO_FUNCTIONS
 
 # torch._dynamo.trace_rules.THIRDPARTY_SKIPLIST of torch 2.13 (copied: the rewriters never import torch).
@@ -51,7 +51,7 @@ def check_call(call: cst.Call, ctx: CheckContext):
     method = method_name(call)
     if method is None:
         return
-    receiver = (ctx.dotted(call.func.value) or "").rsplit(".", 1)[-1].lower()
+    receiver = (ctx.dotted(method_receiver(call)) or "").rsplit(".", 1)[-1].lower()
     if method in SCHEDULER_METHODS and "sched" in receiver:
         yield "CRV013", f"{ctx.dotted(call.func)}(): torch.compile skips torch.optim.lr_scheduler"
     elif method in PROGRESS_BAR_METHODS and any(word in receiver for word in ("pbar", "progress", "tqdm")):

@@ -59,7 +59,7 @@ def _meaningful(value_type: type) -> bool:
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The direct child nodes of `node` that carry meaning (no formatting nodes)."""
-    found = []
+    found: list[cst.CSTNode] = []
     for name in _child_fields(type(node)):
         value = getattr(node, name)
         value_type = type(value)

@@ -107,7 +107,9 @@ class SourceCache:
 
     def _parse_function(self, path: str, qualname: str) -> ParsedFunction | None:
         source = self._file(path)
-        span = source.functions.get(qualname) if source is not None else None
+        if source is None:
+            return None
+        span = source.functions.get(qualname)
         if span is None:
             return None
         first, last = span
@@ -175,7 +177,9 @@ class ImportedCalls:
         return definition
 
     def resolve(self, call: cst.Call, dotted: str | None, qualified: str | None) -> CalleeInfo | None:
-        definition = self._definition(dotted) if dotted else None
+        if not dotted:
+            return None
+        definition = self._definition(dotted)
         return self.callee(definition, dotted) if definition is not None else None
 
     def _next_depth(self, definition: Definition) -> tuple[bool, int | None]:

@@ -233,7 +233,7 @@ class _FileLinter:
             analysed.add(id(func))
             compiled = caller is None
             analysis = self._lint_function(func, compiled, reached_from)
-            root = self.index.qualnames.get(id(func), func.name.value) if compiled else caller
+            root = self.index.qualnames.get(id(func), func.name.value) if caller is None else caller
             for callee in self._user_callees(func, analysis):
                 if not is_opaque(callee, imports):
                     queue.append((callee, root))

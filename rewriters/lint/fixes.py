@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from typing import cast
 
 import libcst as cst
 from libcst.helpers import parse_template_statement
@@ -98,7 +99,7 @@ def where_fixes(analysis: FunctionAnalysis, context, tensors: TensorInference, s
     return fixes
 
 
-def _if_statements(block: cst.BaseSuite):
+def _if_statements(block: cst.CSTNode):
     """`if` statements of a function body, nested blocks included, nested definitions not."""
     for child in children(block):
         if isinstance(child, (cst.FunctionDef, cst.ClassDef)):
@@ -111,7 +112,7 @@ def _if_statements(block: cst.BaseSuite):
 
 def _branch_statements(statement: cst.If):
     yield statement.body.body[0]
-    yield statement.orelse.body.body[0]
+    yield cast(cst.Else, statement.orelse).body.body[0]  # an if/else: `_as_where` took it
 
 
 def _single_statement(block: cst.BaseSuite) -> cst.BaseSmallStatement | None:
@@ -125,7 +126,9 @@ def _single_statement(block: cst.BaseSuite) -> cst.BaseSmallStatement | None:
     return line.body[0]
 
 
-def _as_where(statement: cst.If, torch_alias: str, tensors: TensorInference) -> cst.BaseStatement | None:
+def _as_where(
+    statement: cst.If, torch_alias: str, tensors: TensorInference
+) -> cst.SimpleStatementLine | cst.BaseCompoundStatement | None:
     if not isinstance(statement.orelse, cst.Else) or statement.orelse.leading_lines:
         return None
     then_small = _single_statement(statement.body)
@@ -133,6 +136,8 @@ def _as_where(statement: cst.If, torch_alias: str, tensors: TensorInference) -> 
     if then_small is None or else_small is None:
         return None
     template_values = {"torch": cst.Name(torch_alias), "cond": statement.test}
+    then_value: cst.BaseExpression | None
+    else_value: cst.BaseExpression | None
     if isinstance(then_small, cst.Assign) and isinstance(else_small, cst.Assign):
         if len(then_small.targets) != 1 or len(else_small.targets) != 1:
             return None
@@ -152,7 +157,8 @@ def _as_where(statement: cst.If, torch_alias: str, tensors: TensorInference) -> 
     if not (tensors.is_tensor(then_value) and tensors.is_tensor(else_value)):
         return None
     template_values.update(then_value=then_value, else_value=else_value)
-    return parse_template_statement(template, **template_values)
+    # The keys name the template's fields: never the `config` parameter mypy fears the dict could fill.
+    return parse_template_statement(template, **template_values)  # type: ignore[arg-type]
 
 
 def apply_fixes(source: str, fixes: list[Fix]) -> str:

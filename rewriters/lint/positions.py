@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import ast
 import copy
+from collections.abc import Sequence
 from contextlib import contextmanager
+from typing import Any, cast
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -46,7 +48,7 @@ if hasattr(cst, "Match") and hasattr(ast, "Match"):
 
 # Compound statements whose header can be generated alone: the fields after the header, emptied.
 _PASS_BLOCK = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
-_HEADER_ONLY = {
+_HEADER_ONLY: dict[type, dict[str, object]] = {
     cst.If: {"body": _PASS_BLOCK, "orelse": None},
     cst.For: {"body": _PASS_BLOCK, "orelse": None},
     cst.While: {"body": _PASS_BLOCK, "orelse": None},
@@ -116,7 +118,7 @@ class LintModuleContext(ModuleContext):
         self._positioned: set[int] = set()  # functions generated whole
         self._function_stack: list[cst.FunctionDef] = []
         self._tree: ast.Module | None = None
-        self._ast_functions: dict[int, ast.AST] | None = None
+        self._ast_functions: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] | None = None
         self._starts: dict[int, tuple[int, str]] | None = None
         self._maps: dict[int, _StatementMap | None] = {}
         self._lines: list[str] | None = None
@@ -130,6 +132,7 @@ class LintModuleContext(ModuleContext):
             resolver.analyse_callee = self.static_resolver.analyse_callee
             self.static_resolver = resolver
         analyse_callee = self.static_resolver.analyse_callee
+        assert analyse_callee is not None  # set by ModuleContext.__init__
 
         def analyse_callee_within(func, resolver):
             with self.within(func):
@@ -208,6 +211,7 @@ class LintModuleContext(ModuleContext):
             start = self._function_starts().get(id(func))
         else:
             statement_map = self._statement_map(func)
+            assert statement_map is not None  # the callers found `statement` in it
             holder = statement_map.holder.get(id(statement))
             if holder is not None:  # a one-line block: generate what holds it, whole
                 if holder is func:
@@ -233,13 +237,13 @@ class LintModuleContext(ModuleContext):
         state = PositionProvidingCodegenState(
             default_indent=self.module.default_indent,
             default_newline=self.module.default_newline,
-            provider=_PositionSink(self._computed),
+            provider=_PositionSink(self._computed),  # type: ignore[arg-type]  # duck-typed: see _PositionSink
             indent_tokens=[indent] if indent else [],
             line=first_line,
         )
         node._codegen(state)
 
-    def _ast_tree(self) -> ast.Module | None:
+    def _ast_tree(self) -> ast.Module:
         if self._tree is None:
             try:
                 self._tree = ast.parse(self._source)
@@ -248,7 +252,7 @@ class LintModuleContext(ModuleContext):
                 self._ast_functions = {}
         return self._tree
 
-    def _function_nodes(self) -> dict[int, ast.AST]:
+    def _function_nodes(self) -> dict[int, ast.FunctionDef | ast.AsyncFunctionDef]:
         """id(cst FunctionDef) -> its ast node; empty when the two trees disagree."""
         if self._ast_functions is not None:
             return self._ast_functions
@@ -278,7 +282,9 @@ class LintModuleContext(ModuleContext):
                 self._starts[id(cst_func)] = start
         return self._starts
 
-    def _start_of(self, statement: cst.CSTNode, node: ast.stmt) -> tuple[int, str] | None:
+    def _start_of(
+        self, statement: cst.SimpleStatementLine | cst.BaseCompoundStatement, node: ast.stmt
+    ) -> tuple[int, str] | None:
         lines = self._source_lines()
         line = node.lineno
         if not 0 < line <= len(lines):
@@ -287,6 +293,7 @@ class LintModuleContext(ModuleContext):
         indent = text[: len(text) - len(text.lstrip(" \t\f"))]
         decorators = getattr(statement, "decorators", ())
         if decorators:
+            assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))  # matched with a def
             line = node.decorator_list[0].lineno
             if not 0 < line <= len(lines) or not lines[line - 1].lstrip(" \t\f").startswith("@"):
                 return None  # `@(` with the decorator on the next line: no start from ast
@@ -314,7 +321,8 @@ class LintModuleContext(ModuleContext):
         if not isinstance(block, cst.IndentedBlock):
             return False
         index = 0
-        for statement in block.body:
+        # BaseStatement's two kinds, which both have leading lines.
+        for statement in cast("Sequence[cst.SimpleStatementLine | cst.BaseCompoundStatement]", block.body):
             if isinstance(statement, cst.SimpleStatementLine):
                 count = len(statement.body)
                 if index + count > len(nodes):
@@ -336,14 +344,18 @@ class LintModuleContext(ModuleContext):
             out.statements[id(statement)] = statement
         return index == len(nodes)
 
-    def _match_clauses(self, statement: cst.CSTNode, node: ast.stmt, holder: cst.CSTNode, out: _StatementMap) -> bool:
-        """The blocks inside a compound statement; one-line blocks are generated with `holder`."""
+    def _match_clauses(
+        self, statement: cst.BaseCompoundStatement, node: Any, holder: cst.CSTNode, out: _StatementMap
+    ) -> bool:
+        """The blocks inside a compound statement; one-line blocks are generated with `holder`.
+        `node` is the ast statement of the same kind (see _AST_KINDS): its fields are read by name."""
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             return True  # a nested definition: its body is analysed (and positioned) on its own
         if type(statement).__name__ == "Match":
-            if len(statement.cases) != len(node.cases):
+            match = cast(cst.Match, statement)
+            if len(match.cases) != len(node.cases):
                 return False
-            return all(self._match_block(c.body, a.body, holder, out) for c, a in zip(statement.cases, node.cases))
+            return all(self._match_block(c.body, a.body, holder, out) for c, a in zip(match.cases, node.cases))
         if not self._match_block(statement.body, node.body, holder, out):
             return False
         if isinstance(statement, cst.If):
@@ -356,9 +368,11 @@ class LintModuleContext(ModuleContext):
         if isinstance(statement, cst.With):
             return True
         if isinstance(statement, cst.Try) or type(statement).__name__ == "TryStar":
-            if len(statement.handlers) != len(node.handlers):
+            statement = cast("cst.Try | cst.TryStar", statement)
+            handlers: Sequence[cst.ExceptHandler | cst.ExceptStarHandler] = statement.handlers
+            if len(handlers) != len(node.handlers):
                 return False
-            for handler, ast_handler in zip(statement.handlers, node.handlers):
+            for handler, ast_handler in zip(handlers, node.handlers):
                 if not self._match_block(handler.body, ast_handler.body, holder, out):
                     return False
             if not self._match_else(statement.orelse, node.orelse, holder, out):

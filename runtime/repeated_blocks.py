@@ -1,0 +1,142 @@
+"""Repeated blocks compiled once: the layers of a model traced and compiled as one region each
+class, stamped out for every layer (issue 8: first-call compile time).
+
+    class GPT2Model(nn.Module):
+        def forward(self, x):
+            for block in self.h:            # 12 GPT2Blocks in an nn.ModuleList
+                x = block(x)
+
+Dynamo inlines every layer into the graph and Inductor compiles twelve copies of the same
+code. With the block class's `forward` marked as a nested compile region
+(`torch.compiler.nested_compile_region`), Dynamo traces one layer, Inductor compiles it once,
+and the outer graph calls it for each layer: still one graph for the model, about half the
+first-call time at 8-12 layers (`make bench`).
+
+carve marks a class only while one of its own Dynamo captures runs (`marked(...)` around the
+call): the user's classes are what they were before and after, in eager code and in other
+threads' torch.compile. A class is marked when
+
+- the backend is Inductor (the compile time it saves is Inductor's; other backends gain
+  nothing measurable), and gradients are off (`torch.no_grad()`, generation, serving): in
+  torch 2.13 a nested region compiled by Inductor gives wrong gradients (a 3-layer MLP stack:
+  off by up to 4.0 against eager), so a call that may run backward compiles its layers inline;
+- two or more of its instances sit in one `nn.ModuleList` / `nn.Sequential` reached from the
+  region's module arguments, and it has submodules of its own (a layer, not an `nn.Linear`);
+- the class is not torch's own, and carve's static analysis finds nothing in its `forward`
+  or its submodules' that breaks a graph (`screen`, set by the compiler; a nested region
+  must be one graph, Dynamo refuses it otherwise).
+
+If Dynamo still refuses a marked region before anything ran (a break carve could not see),
+the capture drops the marks and traces again inline, as torch.compile would.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable, Iterable
+
+import torch
+from torch import nn
+
+# The compiler's static check of a layer: True when nothing in its forward (or its submodules'
+# forwards) breaks a graph. runtime/ does not parse source; the compiler sets it at import.
+screen: Callable[[nn.Module], bool] = lambda block: False  # noqa: E731
+
+_MISSING = object()
+_marked_forwards: "weakref.WeakKeyDictionary[type, Any]" = weakref.WeakKeyDictionary()
+_screened: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
+
+
+_classes_of_model: "weakref.WeakKeyDictionary[nn.Module, tuple[type, ...]]" = weakref.WeakKeyDictionary()
+
+
+def classes_for(args: tuple) -> tuple[type, ...]:
+    """`block_classes(args)`, remembered per model (the first module argument)."""
+    model = next((arg for arg in args if isinstance(arg, nn.Module)), None)
+    if model is None:
+        return ()
+    classes = _classes_of_model.get(model)
+    if classes is None:
+        classes = _classes_of_model[model] = block_classes(args)
+    return classes
+
+
+def compile_inline(classes: tuple[type, ...]) -> None:
+    """Dynamo refused these classes as nested regions: never mark them again."""
+    for cls in classes:
+        _screened[cls] = False
+    _classes_of_model.clear()
+
+
+def block_classes(args: Iterable[Any]) -> tuple[type, ...]:
+    """The classes to compile once for a region called with `args`."""
+    found: dict[type, nn.Module] = {}
+    for arg in args:
+        if not isinstance(arg, nn.Module):
+            continue
+        for container in arg.modules():
+            if isinstance(container, (nn.ModuleList, nn.Sequential)):
+                for block in _repeated_blocks(container):
+                    found.setdefault(type(block), block)
+    return tuple(cls for cls, block in found.items() if _passes_screen(block))
+
+
+def _repeated_blocks(container: nn.Module) -> list[nn.Module]:
+    """One instance of each class that has two or more layers in `container`."""
+    first: dict[type, nn.Module] = {}
+    repeated: dict[type, nn.Module] = {}
+    for child in container.children():
+        cls = type(child)
+        if next(child.children(), None) is None or cls.__module__.startswith("torch."):
+            continue
+        if cls in first:
+            repeated[cls] = first[cls]
+        first.setdefault(cls, child)
+    return list(repeated.values())
+
+
+def _passes_screen(block: nn.Module) -> bool:
+    cls = type(block)
+    verdict = _screened.get(cls)
+    if verdict is None:
+        try:
+            verdict = bool(screen(block))
+        except Exception:  # a screen that cannot decide says no: marking is only an optimisation
+            verdict = False
+        _screened[cls] = verdict
+    return verdict
+
+
+def _marked_forward(cls: type) -> Any:
+    marked = _marked_forwards.get(cls)
+    if marked is None:
+        marked = torch.compiler.nested_compile_region(cls.forward)  # type: ignore[attr-defined]
+        _marked_forwards[cls] = marked
+    return marked
+
+
+class marked:
+    """`with marked(classes):` the classes' forwards are nested compile regions; restored after,
+    exactly (an inherited forward is inherited again)."""
+
+    def __init__(self, classes: tuple[type, ...]) -> None:
+        self.classes = classes
+        self.saved: list[tuple[type, Any]] = []
+
+    def __enter__(self) -> None:
+        for cls in self.classes:
+            marked_forward = _marked_forward(cls)
+            self.saved.append((cls, cls.__dict__.get("forward", _MISSING)))
+            type.__setattr__(cls, "forward", marked_forward)
+
+    def __exit__(self, *exc: object) -> None:
+        for cls, previous in reversed(self.saved):
+            if previous is _MISSING:
+                type.__delattr__(cls, "forward")
+            else:
+                type.__setattr__(cls, "forward", previous)
+        self.saved.clear()
+
+
+def uses_inductor(backend: Any) -> bool:
+    return backend == "inductor"

@@ -1,0 +1,136 @@
+"""Repeated layers compiled once (runtime/repeated_blocks.py, compiler/block_screen.py): which
+layer classes carve marks as nested compile regions, that the user's classes are exactly as they
+were outside carve's calls, and, with Inductor, that a model whose layers are compiled once
+gives eager's values, gradients and side effects."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import torch
+import torch.nn as nn
+
+import carve
+import carve.api  # noqa: F401 - sets the layer screen the runtime uses (carve's names load lazily)
+from carve.block_screen import compiles_as_one_graph
+from carve.runtime import repeated_blocks
+
+
+class Mlp(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.up, self.down = nn.Linear(8, 16), nn.Linear(16, 8)
+
+    def forward(self, x):
+        return self.down(torch.nn.functional.gelu(self.up(x)))
+
+
+class Block(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm, self.mlp = nn.LayerNorm(8), Mlp()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1  # a side effect Dynamo replays for every layer
+        return x + self.mlp(self.norm(x))
+
+
+class InheritedBlock(Block):
+    pass  # its forward is Block's: marking it must not leave a forward of its own behind
+
+
+class PrintingBlock(Block):
+    def forward(self, x):
+        print("layer", x.shape)
+        return super().forward(x)
+
+
+def helper_that_breaks(x):
+    return torch.tanh(x) * abs(x.mean().item())  # a break carve's analysis of the layer's forward does not see
+
+
+class HiddenBreakBlock(Block):
+    def forward(self, x):
+        return helper_that_breaks(super().forward(x))
+
+
+class Stack(nn.Module):
+    def __init__(self, block=Block, layers: int = 3) -> None:
+        super().__init__()
+        self.embed = nn.Linear(8, 8)
+        self.layers = nn.ModuleList(block() for _ in range(layers))
+        self.head = nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 8))  # torch's own: never marked
+
+    def forward(self, x):
+        x = self.embed(x)
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(x)
+
+
+def test_the_classes_marked_are_the_repeated_layers_that_compile_as_one_graph():
+    assert repeated_blocks.block_classes([Stack()]) == (Block,)
+    assert repeated_blocks.block_classes([Stack(layers=1)]) == ()        # not repeated
+    assert repeated_blocks.block_classes([Stack(PrintingBlock)]) == ()   # print breaks the graph
+    assert repeated_blocks.block_classes([torch.randn(2), "x"]) == ()
+    assert compiles_as_one_graph(Block()) and not compiles_as_one_graph(PrintingBlock())
+
+
+def test_marking_restores_each_class_exactly():
+    own, inherited = Block.__dict__["forward"], InheritedBlock.forward
+    with repeated_blocks.marked((Block, InheritedBlock)):
+        assert Block.forward is not own and "forward" in InheritedBlock.__dict__
+        with repeated_blocks.marked((Block,)):  # nested captures
+            pass
+        assert Block.forward is not own
+    assert Block.__dict__["forward"] is own
+    assert "forward" not in InheritedBlock.__dict__ and InheritedBlock.forward is inherited
+
+
+def test_without_inductor_nothing_is_marked():
+    model = Stack()
+    compiled = carve.compile(model, backend="eager")
+    x = torch.randn(2, 8)
+    torch.testing.assert_close(compiled(x), Stack.forward(model, x))
+    assert Block.__dict__["forward"].__name__ == "forward"
+
+
+def _compare_with_eager(block, x):
+    """Inference (layers compiled once) then training (layers inline), each against eager."""
+    torch.manual_seed(0)
+    model = Stack(block)
+    eager = Stack(block)
+    eager.load_state_dict(model.state_dict())
+    compiled = carve.compile(model)
+    with torch.no_grad():
+        for batch in (x, x * 2, x[:1]):
+            torch.testing.assert_close(compiled(batch), eager(batch))
+    for batch in (x, x * 2):
+        expected, got = eager(batch), compiled(batch)
+        torch.testing.assert_close(got, expected)
+        expected.sum().backward()
+        got.sum().backward()
+    for (name, p), q in zip(model.named_parameters(), eager.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, msg=name)
+    assert [layer.calls for layer in model.layers] == [layer.calls for layer in eager.layers] == [5, 5, 5]
+    return compiled
+
+
+@pytest.mark.inductor
+def test_layers_compiled_once_give_eagers_values_gradients_and_side_effects():
+    _compare_with_eager(Block, torch.randn(4, 8))
+    assert Block.__dict__["forward"].__name__ == "forward"  # the user's class, as it was
+
+
+@pytest.mark.inductor
+def test_a_layer_that_breaks_where_carve_cannot_see_is_compiled_inline(caplog):
+    carve_log = logging.getLogger("carve")
+    carve_log.addHandler(caplog.handler)  # carve's logger may not propagate once CARVE_LOGS configured it
+    try:
+        with caplog.at_level(logging.WARNING, logger="carve"):
+            _compare_with_eager(HiddenBreakBlock, torch.randn(4, 8))
+    finally:
+        carve_log.removeHandler(caplog.handler)
+    assert sum("HiddenBreakBlock cannot be compiled once each" in r.getMessage() for r in caplog.records) >= 1
