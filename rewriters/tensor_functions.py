@@ -53,6 +53,7 @@ from carve.rewriters.callees import DISABLE_DECORATORS, decorator_name
 from carve.rewriters.checks.walk import walk
 from carve.rewriters.checks.skipped_calls import CLOCK_FUNCTIONS, PROGRESS_BAR_METHODS, SCHEDULER_METHODS
 from carve.rewriters.names import ImportTable, dotted_name
+from carve.rewriters.op_tables import LOGGING_METHODS
 from carve.rewriters.tensors import EVIDENCE_ATTRIBUTES, TENSOR_METHODS
 
 # Attributes and methods only tensors (and NumPy arrays) have: evidence on any receiver.
@@ -71,7 +72,6 @@ PYTHON_VALUE_ANNOTATIONS = frozenset({"int", "float", "str", "bool", "bytes", "l
 BREAK_PRONE_CALLS = frozenset({"print", "input", "open", "breakpoint", "int", "float", "bool", "complex"})
 BREAK_PRONE_METHODS = frozenset({"item", "tolist", "numpy", "backward", "nonzero", "unique", "masked_select",
                                  "warn", "write", "save", "graph_break"})
-LOGGING_METHODS = frozenset({"debug", "info", "warning", "error", "exception", "critical", "log"})
 # Calls whose argument is a Python number, string or sized container, not a tensor.
 PYTHON_VALUE_CALLS = frozenset({"range", "len", "str", "repr", "enumerate", "isinstance", "hasattr", "getattr"})
 

@@ -47,6 +47,8 @@ import torch.fx as fx
 import torch.utils._pytree as pytree
 from torch.overrides import TorchFunctionMode
 
+from carve.rewriters import op_tables  # plain data: no libcst, no torch
+
 from . import compat, state
 from .compat import Marker
 from .errors import BreakEvent, GraphBreakError, StackEntry, source_line
@@ -87,14 +89,12 @@ _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _RUNTIME_DIR = os.path.dirname(__file__) + os.sep
 _STDLIB_DIR = os.path.dirname(os.__file__) + os.sep
 
-# Tensor -> Python conversions (CRV004).
-_CONVERSIONS = {"item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__", "__complex__",
-                "_local_scalar_dense", "__format__", "__repr__", "__str__", "__array__", "equal", "is_nonzero",
-                "allclose", "__contains__", "__reduce_ex__", "__hash__", "data_ptr", "untyped_storage"}
+# Tensor -> Python conversions (CRV004): what the user writes and what Python calls underneath.
+_CONVERSIONS = op_tables.CONVERSION_METHODS | op_tables.CONVERSION_PROTOCOL
 # Ops whose output shape depends on tensor data (CRV009).
-_DATA_DEPENDENT = {"nonzero", "argwhere", "unique", "unique_consecutive", "masked_select", "bincount"}
-# Calls that run the autograd engine (CRV012).
-_AUTOGRAD = {"backward", "grad"}
+_DATA_DEPENDENT = op_tables.DATA_DEPENDENT_SHAPE_METHODS | op_tables.UNBACKED_SIZE_METHODS
+# Calls that run the autograd engine (CRV012): `x.backward()`, `torch.autograd.grad(...)`.
+_AUTOGRAD = op_tables.AUTOGRAD_METHODS | {name.rsplit(".", 1)[1] for name in op_tables.AUTOGRAD_FUNCTIONS}
 # Tensor methods whose effect is on autograd's Python-visible state, not on a value: a replayed
 # graph's outputs are new tensors (aot_eager, Inductor) that would not carry it (CRV017).
 _AUTOGRAD_STATE = {"retain_grad", "register_hook", "register_post_accumulate_grad_hook"}

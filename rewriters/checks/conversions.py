@@ -18,14 +18,13 @@ from __future__ import annotations
 import libcst as cst
 
 from carve.rewriters.checks.context import CheckContext, method_name, method_receiver
+from carve.rewriters.op_tables import CONVERSION_METHODS, CONVERTING_BUILTINS
 
-CONVERSION_METHODS = frozenset({"item", "tolist", "numpy"})
 # torch.compile traces these (numpy through trace_numpy): CRV021, not a graph break. `.tolist()` is
 # not one: Dynamo 2.13 breaks on it for a float tensor and reads each element with .item() (a
 # break without capture_scalar_outputs) for an integer one. (`explain` counts no break when it
 # happens before any graph op, as in `values = x.tolist()` first thing; Dynamo's graph-break log does.)
 TRACED_BY_TORCH_COMPILE = frozenset({"numpy"})
-CONVERTING_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 
 
 def check_call(call: cst.Call, ctx: CheckContext):

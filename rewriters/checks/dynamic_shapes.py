@@ -16,15 +16,13 @@ from __future__ import annotations
 import libcst as cst
 
 from carve.rewriters.checks.context import CheckContext, method_name, method_receiver
+from carve.rewriters.op_tables import (DATA_DEPENDENT_SHAPE_FUNCTIONS, DATA_DEPENDENT_SHAPE_METHODS,
+                                       UNBACKED_SIZE_FUNCTIONS, UNBACKED_SIZE_METHODS)
 
-DYNAMIC_SHAPE_FUNCTIONS = frozenset({
-    "torch.unique", "torch.unique_consecutive", "torch.masked_select", "torch.bincount",
-    "torch.repeat_interleave",
-})
-DYNAMIC_SHAPE_METHODS = frozenset({"unique", "unique_consecutive", "masked_select"})
-# torch.compile 2.13 gives these an unbacked output size instead of breaking: CRV021 (eager in carve only).
-UNBACKED_SIZE_FUNCTIONS = frozenset({"torch.nonzero", "torch.argwhere"})
-UNBACKED_SIZE_METHODS = frozenset({"nonzero", "argwhere"})
+DYNAMIC_SHAPE_FUNCTIONS = DATA_DEPENDENT_SHAPE_FUNCTIONS
+DYNAMIC_SHAPE_METHODS = DATA_DEPENDENT_SHAPE_METHODS
+# torch.compile 2.13 gives UNBACKED_SIZE_* an unbacked output size instead of breaking: CRV021
+# (eager in carve only).
 
 
 def check_call(call: cst.Call, ctx: CheckContext):

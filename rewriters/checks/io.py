@@ -11,14 +11,8 @@ from __future__ import annotations
 import libcst as cst
 
 from carve.rewriters.checks.context import CheckContext, method_name, method_receiver
+from carve.rewriters.op_tables import IO_FUNCTIONS, LOGGING_METHODS
 
-IO_FUNCTIONS = frozenset({
-    "print", "input", "open", "breakpoint", "pdb.set_trace", "torch.save", "torch.load",
-    "time.sleep", "sys.stdout.write", "sys.stderr.write", "sys.stdout.flush",
-    "os.system", "subprocess.run", "subprocess.call", "json.dump", "pickle.dump", "numpy.save",
-    "tqdm.write", "pprint.pprint", "traceback.print_exc",
-})
-LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
 
 
 # torch.compile 2.13 handles these itself (no graph break); carve still runs them eagerly.
