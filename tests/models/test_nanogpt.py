@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import carve
-from tests.conftest import CountingBackend
+from carve.testing import CountingBackend
 from tests.models.common import (carve_regions, dynamo_frames, record, region_graphs, timed,
                                  torch_compile_graphs)
 from tests.models.nanogpt import GPT, GPTConfig
@@ -217,8 +217,9 @@ def test_generate_makes_no_more_graphs_than_torch_compile():
 
 @pytest.mark.inductor
 def test_forward_on_inductor_matches_eager():
-    """The default backend: Inductor's C++ kernels run the forward (inference, one layer)."""
-    net = model(config=GPTConfig(block_size=16, vocab_size=64, n_layer=1, n_head=2, n_embd=32)).eval()
+    """The default backend: Inductor's C++ kernels run the forward (inference, three layers, which
+    carve compiles once: runtime/repeated_blocks.py)."""
+    net = model(config=GPTConfig(block_size=16, vocab_size=64, n_layer=3, n_head=2, n_embd=32)).eval()
     compiled = carve.compile(net)
     with torch.no_grad():
         for batch, length in ((2, 8), (2, 8)):
@@ -229,3 +230,6 @@ def test_forward_on_inductor_matches_eager():
             torch.testing.assert_close(logits, expected_logits, rtol=1e-4, atol=1e-4)
             torch.testing.assert_close(loss, expected_loss, rtol=1e-4, atol=1e-4)
     assert region_graphs(compiled) == 1
+    (graph,) = [graph for region in carve_regions(compiled) for graph in region.graphs]
+    layer_calls = [node for node in graph.graph.nodes if "invoke_subgraph" in str(node.target)]
+    assert len(layer_calls) == 3  # one layer compiled, called for each of the three
