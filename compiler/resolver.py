@@ -288,5 +288,4 @@ def _local_containers(func: cst.FunctionDef) -> set[str]:
 
 def _on_local(finding, local: set[str]) -> bool:
     """A side effect on a container the callee made itself is invisible to its caller."""
-    return any(finding.message.startswith(f"{name}.") or finding.message.endswith(f"item of {name}")
-               for name in local)
+    return finding.subject in local

@@ -29,7 +29,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from carve.rewriters.callees import CalleeInfo, CalleeKind, CallResolver, ModuleResolver
 from carve.rewriters.checks import CALL_CHECKS, IF_EXPRESSION_CHECKS, SUBSCRIPT_CHECKS, CheckContext, side_effects
 from carve.rewriters.checks.walk import import_table, walk
-from carve.rewriters.findings import Finding
+from carve.rewriters.findings import Finding, Violation
 from carve.rewriters.names import dotted_name
 from carve.rewriters.rules import rule
 from carve.rewriters.tensors import TensorInference
@@ -159,14 +159,16 @@ class _FunctionWalker:
             self.analysis.whole_function = skip
 
     # -- recording -------------------------------------------------------------------------
-    def _finding(self, code: str, message: str, node: cst.CSTNode, callee_stack=(), owner: cst.CSTNode | None = None) -> Finding:
+    def _finding(self, violation: Violation, node: cst.CSTNode, callee_stack=(),
+                 owner: cst.CSTNode | None = None) -> Finding:
         position = self.module.position(node) if owner is None else self.module.position_within(node, owner)
         offset = self.module.line_offset
+        code, message, subject = violation
         if position is None:
-            return Finding(code, message, offset + 1, callee_stack=tuple(callee_stack))
+            return Finding(code, message, offset + 1, callee_stack=tuple(callee_stack), subject=subject)
         return Finding(
             code, message, position.start.line + offset, position.start.column,
-            position.end.line + offset, position.end.column, tuple(callee_stack),
+            position.end.line + offset, position.end.column, tuple(callee_stack), subject=subject,
         )
 
     def _record(self, owner: cst.CSTNode, finding: Finding) -> None:
@@ -174,7 +176,7 @@ class _FunctionWalker:
         self.analysis.statement_findings.setdefault(id(owner), []).append(finding)
 
     def _whole(self, code: str, node: cst.CSTNode, message: str) -> None:
-        finding = self._finding(code, message, node)
+        finding = self._finding(Violation(code, message), node)
         self.analysis.findings.append(finding)
         if self.analysis.whole_function is None:
             self.analysis.whole_function = finding
@@ -193,8 +195,8 @@ class _FunctionWalker:
 
     def _simple(self, statement: cst.SimpleStatementLine | cst.SimpleStatementSuite) -> bool:
         for small in statement.body:
-            for code, message in side_effects.check_statement(small, self.ctx, self.analysis.global_names):
-                self._record(statement, self._finding(code, message, small, owner=statement))
+            for violation in side_effects.check_statement(small, self.ctx, self.analysis.global_names):
+                self._record(statement, self._finding(violation, small, owner=statement))
             self._expressions(statement, small)
         self._forced(statement)
         return any(rule(f.code).lint_default for f in self.analysis.findings_of(statement))
@@ -222,7 +224,7 @@ class _FunctionWalker:
             for test, keyword in tests:
                 self._expressions(statement, test)
                 if self.ctx.tensors.reads_value(test):
-                    self._record(statement, self._finding("CRV005", f"`{keyword}` condition depends on a tensor's value", test, owner=statement))
+                    self._record(statement, self._finding(Violation("CRV005", f"`{keyword}` condition depends on a tensor's value"), test, owner=statement))
         elif isinstance(statement, cst.For):
             self._expressions(statement, statement.iter)
         elif isinstance(statement, cst.With):
@@ -239,7 +241,7 @@ class _FunctionWalker:
         if broke and containment and not (containment == "CRV008" and self._resumable(cast(cst.With, statement))):
             kind = {"CRV006": "a loop", "CRV007": "a try block", "CRV008": "a `with` block"}[containment]
             self._record(statement, self._finding(
-                containment, f"a graph break inside {kind}: torch.compile would skip the whole function",
+                Violation(containment, f"a graph break inside {kind}: torch.compile would skip the whole function"),
                 _header_node(statement), owner=statement))
         return broke or header_broke
 
@@ -268,8 +270,8 @@ class _FunctionWalker:
 
     def check_call(self, owner: cst.CSTNode, call: cst.Call) -> None:
         for check in CALL_CHECKS:
-            for code, message in check(call, self.ctx):
-                self._record(owner, self._finding(code, message, call, owner=owner))
+            for violation in check(call, self.ctx):
+                self._record(owner, self._finding(violation, call, owner=owner))
         dotted = dotted_name(call.func)
         qualified = self.ctx.qualified(call.func)
         for resolver in self.resolvers:
@@ -280,13 +282,13 @@ class _FunctionWalker:
 
     def check_subscript(self, owner: cst.CSTNode, node: cst.Subscript) -> None:
         for check in SUBSCRIPT_CHECKS:
-            for code, message in check(node, self.ctx):
-                self._record(owner, self._finding(code, message, node, owner=owner))
+            for violation in check(node, self.ctx):
+                self._record(owner, self._finding(violation, node, owner=owner))
 
     def check_if_expression(self, owner: cst.CSTNode, node: cst.IfExp) -> None:
         for check in IF_EXPRESSION_CHECKS:
-            for code, message in check(node, self.ctx):
-                self._record(owner, self._finding(code, message, node.test, owner=owner))
+            for violation in check(node, self.ctx):
+                self._record(owner, self._finding(violation, node.test, owner=owner))
 
     def _callee(self, owner: cst.CSTNode, call: cst.Call, info: CalleeInfo) -> None:
         simple = {
@@ -301,7 +303,7 @@ class _FunctionWalker:
             position = self.module.position_within(call, owner)
             line = position.start.line + self.module.line_offset if position else 0
             if not any(f.code == code and f.line == line for f in self.analysis.findings_of(owner)):
-                self._record(owner, self._finding(code, message, call, owner=owner))
+                self._record(owner, self._finding(Violation(code, message), call, owner=owner))
         elif info.kind is CalleeKind.USER_FUNCTION:
             self.analysis.user_calls[id(call)] = info
             if info.breaks:
@@ -309,14 +311,14 @@ class _FunctionWalker:
                 where = f"{info.filename}:{first.line}" if info.filename else f"line {first.line}"
                 stack = (f"{where}: {first.describe()}",) + first.callee_stack
                 self._record(owner, self._finding(
-                    "CRV016", f"{info.name}() has a graph break inside ({first.code} at {where}: {first.message})",
+                    Violation("CRV016", f"{info.name}() has a graph break inside ({first.code} at {where}: {first.message})"),
                     call, stack, owner))
             elif info.side_effects:
                 # Traced into a graph, the callee's Python effects would happen once, at trace time.
                 effect = info.side_effects[0]
                 where = f"{info.filename}:{effect.line}" if info.filename else f"line {effect.line}"
                 finding = self._finding(
-                    "CRV019", f"{info.name}() changes Python state ({where}: {effect.message})", call, (), owner)
+                    Violation("CRV019", f"{info.name}() changes Python state ({where}: {effect.message})"), call, (), owner)
                 frozen = any(side_effect.frozen_by_tracing for side_effect in info.side_effects)
                 self._record(owner, replace(finding, frozen_by_tracing=frozen))
 

@@ -9,6 +9,7 @@ a message specific to the spot, and its position in the user's source.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from carve.rewriters.rules import rule
 
@@ -27,6 +28,19 @@ class RuleFacts:
         return rule(self.code).hint
 
 
+class Violation(NamedTuple):
+    """What a check reports at one node, before the analysis gives it a position:
+
+        yield Violation("CRV019", "xs.append() mutates a Python object", subject="xs")
+
+    `subject` names the local object a side effect changes (a plain name), so that a callee's
+    change to a container it made itself is not mistaken for one its caller sees."""
+
+    code: str
+    message: str
+    subject: str | None = None
+
+
 @dataclass(frozen=True)
 class Finding(RuleFacts):
     code: str
@@ -41,6 +55,8 @@ class Finding(RuleFacts):
     # (an lru_cache helper, a random.Random draw): carve keeps it eager, and the function is
     # not handed whole to Dynamo.
     frozen_by_tracing: bool = field(default=False, compare=False)
+    # The local name a side effect (CRV019) changes, when it is a plain name (`xs.append(y)`).
+    subject: str | None = field(default=None, compare=False)
 
 
     def describe(self) -> str:

@@ -14,8 +14,9 @@ from __future__ import annotations
 import libcst as cst
 
 from carve.rewriters.checks.context import CheckContext
+from carve.rewriters.findings import Violation
 
 
 def check_conditional(node: cst.IfExp, ctx: CheckContext):
     if ctx.tensors.reads_value(node.test):
-        yield "CRV005", "conditional expression (`a if cond else b`) depends on a tensor's value"
+        yield Violation("CRV005", "conditional expression (`a if cond else b`) depends on a tensor's value")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from carve.rewriters.checks.context import CheckContext, method_name, method_receiver
+from carve.rewriters.findings import Violation
 from carve.rewriters.op_tables import CONVERSION_METHODS, CONVERTING_BUILTINS
 
 # torch.compile traces these (numpy through trace_numpy): CRV021, not a graph break. `.tolist()` is
@@ -34,12 +35,12 @@ def check_call(call: cst.Call, ctx: CheckContext):
         # `np.random.rand(3).tolist()` is numpy, not torch: only flag receivers that are not numpy calls.
         if not (ctx.qualified(receiver) or "").startswith("numpy"):
             if method in TRACED_BY_TORCH_COMPILE:
-                yield "CRV021", f".{method}() converts a tensor to Python data (traced by torch.compile, eager in carve)"
+                yield Violation("CRV021", f".{method}() converts a tensor to Python data (traced by torch.compile, eager in carve)")
             else:
-                yield "CRV004", f".{method}() converts a tensor to Python data"
+                yield Violation("CRV004", f".{method}() converts a tensor to Python data")
         return
     name = ctx.dotted(call.func)
     if name in CONVERTING_BUILTINS and len(call.args) == 1 and ctx.tensors.is_tensor(call.args[0].value):
-        yield "CRV004", f"{name}() of a tensor converts it to a Python value"
+        yield Violation("CRV004", f"{name}() of a tensor converts it to a Python value")
     elif (ctx.qualified(call.func) or "").startswith("math.") and any(ctx.tensors.is_tensor(a.value) for a in call.args):
-        yield "CRV004", f"{name}() of a tensor converts it to a Python number"
+        yield Violation("CRV004", f"{name}() of a tensor converts it to a Python number")

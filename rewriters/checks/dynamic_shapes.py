@@ -16,8 +16,13 @@ from __future__ import annotations
 import libcst as cst
 
 from carve.rewriters.checks.context import CheckContext, method_name, method_receiver
-from carve.rewriters.op_tables import (DATA_DEPENDENT_SHAPE_FUNCTIONS, DATA_DEPENDENT_SHAPE_METHODS,
-                                       UNBACKED_SIZE_FUNCTIONS, UNBACKED_SIZE_METHODS)
+from carve.rewriters.findings import Violation
+from carve.rewriters.op_tables import (
+    DATA_DEPENDENT_SHAPE_FUNCTIONS,
+    DATA_DEPENDENT_SHAPE_METHODS,
+    UNBACKED_SIZE_FUNCTIONS,
+    UNBACKED_SIZE_METHODS,
+)
 
 DYNAMIC_SHAPE_FUNCTIONS = DATA_DEPENDENT_SHAPE_FUNCTIONS
 DYNAMIC_SHAPE_METHODS = DATA_DEPENDENT_SHAPE_METHODS
@@ -31,13 +36,13 @@ def check_call(call: cst.Call, ctx: CheckContext):
     if name in UNBACKED_SIZE_FUNCTIONS or (
         method in UNBACKED_SIZE_METHODS and not (ctx.qualified(method_receiver(call)) or "").startswith("numpy")
     ):
-        yield "CRV021", f"{ctx.dotted(call.func) or f'.{method}'}() has a data-dependent output shape (traced by torch.compile, eager in carve)"
+        yield Violation("CRV021", f"{ctx.dotted(call.func) or f'.{method}'}() has a data-dependent output shape (traced by torch.compile, eager in carve)")
     elif name in DYNAMIC_SHAPE_FUNCTIONS:
-        yield "CRV009", f"{ctx.dotted(call.func)}() has a data-dependent output shape"
+        yield Violation("CRV009", f"{ctx.dotted(call.func)}() has a data-dependent output shape")
     elif name == "torch.where" and len(call.args) == 1:
-        yield "CRV009", "torch.where(condition) with one argument has a data-dependent output shape"
+        yield Violation("CRV009", "torch.where(condition) with one argument has a data-dependent output shape")
     elif method_name(call) in DYNAMIC_SHAPE_METHODS and not (ctx.qualified(method_receiver(call)) or "").startswith("numpy"):
-        yield "CRV009", f".{method_name(call)}() has a data-dependent output shape"
+        yield Violation("CRV009", f".{method_name(call)}() has a data-dependent output shape")
 
 
 def check_subscript(node: cst.Subscript, ctx: CheckContext):
@@ -46,7 +51,7 @@ def check_subscript(node: cst.Subscript, ctx: CheckContext):
     for element in node.slice:
         index = element.slice
         if isinstance(index, cst.Index) and _is_mask(index.value, ctx, node.value):
-            yield "CRV009", "boolean-mask indexing has a data-dependent output shape"
+            yield Violation("CRV009", "boolean-mask indexing has a data-dependent output shape")
             return
 
 

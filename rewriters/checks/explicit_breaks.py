@@ -12,6 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from carve.rewriters.checks.context import CheckContext
+from carve.rewriters.findings import Violation
 
 GRAPH_BREAK_NAMES = frozenset({"carve.graph_break", "torch._dynamo.graph_break"})
 SKIP_FRAME_NAMES = frozenset({"carve.skip_frame", "torch._dynamo.skip_frame"})
@@ -20,6 +21,6 @@ SKIP_FRAME_NAMES = frozenset({"carve.skip_frame", "torch._dynamo.skip_frame"})
 def check_call(call: cst.Call, ctx: CheckContext):
     name = ctx.qualified(call.func)
     if name in GRAPH_BREAK_NAMES:
-        yield "CRV001", f"{ctx.dotted(call.func)}() forces a graph break"
+        yield Violation("CRV001", f"{ctx.dotted(call.func)}() forces a graph break")
     elif name in SKIP_FRAME_NAMES:
-        yield "CRV002", f"{ctx.dotted(call.func)}() skips compiling this function"
+        yield Violation("CRV002", f"{ctx.dotted(call.func)}() skips compiling this function")

@@ -11,9 +11,8 @@ from __future__ import annotations
 import libcst as cst
 
 from carve.rewriters.checks.context import CheckContext, method_name, method_receiver
+from carve.rewriters.findings import Violation
 from carve.rewriters.op_tables import IO_FUNCTIONS, LOGGING_METHODS
-
-
 
 # torch.compile 2.13 handles these itself (no graph break); carve still runs them eagerly.
 TRACED_BY_TORCH_COMPILE = frozenset({"warnings.warn"})
@@ -22,16 +21,16 @@ TRACED_BY_TORCH_COMPILE = frozenset({"warnings.warn"})
 def check_call(call: cst.Call, ctx: CheckContext):
     name = ctx.qualified(call.func)
     if name in TRACED_BY_TORCH_COMPILE:
-        yield "CRV021", f"{ctx.dotted(call.func)}() (handled by torch.compile, eager in carve)"
+        yield Violation("CRV021", f"{ctx.dotted(call.func)}() (handled by torch.compile, eager in carve)")
         return
     if name in IO_FUNCTIONS:
-        yield "CRV003", f"{ctx.dotted(call.func)}() performs I/O"
+        yield Violation("CRV003", f"{ctx.dotted(call.func)}() performs I/O")
         return
     method = method_name(call)
     if method in LOGGING_METHODS:
         receiver = ctx.dotted(method_receiver(call)) or ""
         qualified_receiver = ctx.qualified(method_receiver(call)) or ""
         if qualified_receiver == "logging" or "log" in receiver.lower():
-            yield "CRV003", f"{ctx.dotted(call.func)}() logs"
+            yield Violation("CRV003", f"{ctx.dotted(call.func)}() logs")
     elif method in ("write", "flush") and (ctx.dotted(method_receiver(call)) or "").lower() in ("f", "fh", "file", "out", "stream", "writer"):
-        yield "CRV003", f"{ctx.dotted(call.func)}() writes to a file"
+        yield Violation("CRV003", f"{ctx.dotted(call.func)}() writes to a file")

@@ -9,9 +9,10 @@ from __future__ import annotations
 import libcst as cst
 
 from carve.rewriters.checks.context import CheckContext
+from carve.rewriters.findings import Violation
 
 
 def check_call(call: cst.Call, ctx: CheckContext):
     name = ctx.qualified(call.func) or ""
     if name.startswith("numpy.") and any(ctx.tensors.is_tensor(arg.value) for arg in call.args):
-        yield "CRV014", f"{ctx.dotted(call.func)}() is a NumPy call on a tensor"
+        yield Violation("CRV014", f"{ctx.dotted(call.func)}() is a NumPy call on a tensor")

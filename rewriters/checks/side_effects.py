@@ -19,6 +19,7 @@ import libcst as cst
 
 from carve.rewriters.checks.context import CheckContext
 from carve.rewriters.checks.walk import walk
+from carve.rewriters.findings import Violation
 from carve.rewriters.names import dotted_name
 
 MUTATING_METHODS = frozenset({
@@ -48,7 +49,7 @@ def check_statement(stmt: cst.BaseSmallStatement, ctx: CheckContext, declared_no
         yield from _check_target(target, declared_nonlocal, ctx, deleting=isinstance(stmt, cst.Del))
     if isinstance(stmt, cst.AugAssign) and isinstance(stmt.value, (cst.List, cst.ListComp, cst.Tuple, cst.Set, cst.Dict)):
         # `xs += [y]` extends the list object in place (for a list xs), as xs.extend would.
-        yield "CRV019", f"{dotted_name(stmt.target) or 'a name'} += a container literal extends it in place"
+        yield Violation("CRV019", f"{dotted_name(stmt.target) or 'a name'} += a container literal extends it in place")
     collector = _MutatingCalls(ctx)
     walk(stmt, collector)
     yield from collector.found
@@ -61,19 +62,20 @@ def _check_target(target: cst.BaseExpression, declared_nonlocal: set[str], ctx: 
     elif isinstance(target, cst.StarredElement):
         yield from _check_target(target.value, declared_nonlocal, ctx, deleting)
     elif isinstance(target, cst.Attribute):
-        yield "CRV019", f"stores attribute {dotted_name(target) or target.attr.value}"
+        yield Violation("CRV019", f"stores attribute {dotted_name(target) or target.attr.value}")
     elif isinstance(target, cst.Subscript):
         if not deleting and (ctx.tensors.is_tensor(target.value) or _tensor_index(target, ctx)):
             return  # `logits[logits < v] = -inf`: an in-place tensor op the graph records
-        yield "CRV019", f"stores an item of {dotted_name(target.value) or 'a container'}"
+        yield Violation("CRV019", f"stores an item of {dotted_name(target.value) or 'a container'}",
+                        subject=_plain_name(target.value))
     elif isinstance(target, cst.Name) and target.value in declared_nonlocal:
-        yield "CRV019", f"writes the global/nonlocal name {target.value}"
+        yield Violation("CRV019", f"writes the global/nonlocal name {target.value}")
 
 
 class _MutatingCalls(cst.CSTVisitor):
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
-        self.found: list[tuple[str, str]] = []
+        self.found: list[Violation] = []
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
@@ -83,13 +85,13 @@ class _MutatingCalls(cst.CSTVisitor):
         if qualified.startswith(("numpy.random.", "random.")):
             # Fresh random numbers on every call: a graph would freeze the first ones (NumPy's
             # are invisible to the tracer's profiler, so they are caught here).
-            self.found.append(("CRV019", f"{dotted_name(node.func)}() draws new random numbers on every call"))
+            self.found.append(Violation("CRV019", f"{dotted_name(node.func)}() draws new random numbers on every call"))
             return
         if isinstance(node.func, cst.Name):
             # `next(it)` advances an iterator and `setattr`/`delattr` change an object: effects a
             # cached graph would not repeat (and what `next` yields is not a graph input).
             if node.func.value in MUTATING_BUILTINS:
-                self.found.append(("CRV019", f"{node.func.value}() changes a Python object"))
+                self.found.append(Violation("CRV019", f"{node.func.value}() changes a Python object"))
             return
         if not isinstance(node.func, cst.Attribute):
             return
@@ -99,7 +101,12 @@ class _MutatingCalls(cst.CSTVisitor):
             method in MAYBE_MUTATING_METHODS and not self.ctx.tensors.is_tensor(receiver)
             and not (method == "add" and node.args and self.ctx.tensors.is_tensor(node.args[0].value))
         ):
-            self.found.append(("CRV019", f"{dotted_name(node.func) or '.' + method}() mutates a Python object"))
+            self.found.append(Violation("CRV019", f"{dotted_name(node.func) or '.' + method}() mutates a Python object",
+                                        subject=_plain_name(receiver)))
+
+
+def _plain_name(node: cst.BaseExpression) -> str | None:
+    return node.value if isinstance(node, cst.Name) else None
 
 
 def _tensor_index(target: cst.Subscript, ctx: CheckContext) -> bool:

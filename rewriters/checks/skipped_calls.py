@@ -17,6 +17,7 @@ import libcst as cst
 
 from carve.rewriters.checks.context import CheckContext, method_name, method_receiver
 from carve.rewriters.checks.io import IO_FUNCTIONS
+from carve.rewriters.findings import Violation
 
 # torch._dynamo.trace_rules.THIRDPARTY_SKIPLIST of torch 2.13 (copied: the rewriters never import torch).
 DYNAMO_THIRDPARTY_SKIPLIST = frozenset({
@@ -41,18 +42,18 @@ def check_call(call: cst.Call, ctx: CheckContext):
     if name in IO_FUNCTIONS:
         return  # CRV003 already
     if name in CLOCK_FUNCTIONS:
-        yield "CRV013", f"{ctx.dotted(call.func)}() reads the clock, which torch.compile does not trace"
+        yield Violation("CRV013", f"{ctx.dotted(call.func)}() reads the clock, which torch.compile does not trace")
         return
     package = name.split(".", 1)[0]
     local_head = (ctx.dotted(call.func) or "").split(".", 1)[0]
     if package in SKIPPED_PACKAGES and local_head in ctx.imports.aliases:  # imported, not a local named `tree`
-        yield "CRV013", f"{ctx.dotted(call.func)}() is in {package}, a package torch.compile skips"
+        yield Violation("CRV013", f"{ctx.dotted(call.func)}() is in {package}, a package torch.compile skips")
         return
     method = method_name(call)
     if method is None:
         return
     receiver = (ctx.dotted(method_receiver(call)) or "").rsplit(".", 1)[-1].lower()
     if method in SCHEDULER_METHODS and "sched" in receiver:
-        yield "CRV013", f"{ctx.dotted(call.func)}(): torch.compile skips torch.optim.lr_scheduler"
+        yield Violation("CRV013", f"{ctx.dotted(call.func)}(): torch.compile skips torch.optim.lr_scheduler")
     elif method in PROGRESS_BAR_METHODS and any(word in receiver for word in ("pbar", "progress", "tqdm")):
-        yield "CRV013", f"{ctx.dotted(call.func)}(): progress bars (tqdm) are skipped by torch.compile"
+        yield Violation("CRV013", f"{ctx.dotted(call.func)}(): progress bars (tqdm) are skipped by torch.compile")

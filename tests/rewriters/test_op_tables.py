@@ -52,3 +52,4 @@ def test_every_data_dependent_method_is_flagged_as_its_function_is(method):
             return torch.{method}(y)
     """)
     assert "CRV009" in as_method and as_method == as_function
+
