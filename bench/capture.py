@@ -5,11 +5,11 @@ As DESIGN.md defines it:
 - the denominator is the number of torch-level ops one eager call executes,
   counted with a `TorchFunctionMode` (`OpCounter`);
 - the numerator is the number of ops the compiled call runs inside graphs,
-  counted with a backend (`CountingBackend`) that wraps every graph it is
-  given and, on each call of that graph, adds the graph's op count (its
-  `call_function`/`call_method`/`call_module` nodes, minus bookkeeping such as
-  `operator.getitem`). The wrapped graph runs as `gm.forward` (the `eager`
-  backend), so results can be compared with eager exactly.
+  counted with a backend (`carve.testing.CountingBackend`) that wraps every
+  graph it is given and, on each call of that graph, adds the graph's op count
+  (its `call_function`/`call_method`/`call_module` nodes, minus bookkeeping such
+  as `operator.getitem`: `graph_op_count`). The wrapped graph runs as
+  `gm.forward` (the `eager` backend), so results can be compared with eager exactly.
 
 Both are counted on a steady-state call (after two warm-up calls), since the
 first call of a carve region traces it and returns the trace's result.
@@ -38,6 +38,7 @@ import torch._dynamo
 from torch.overrides import TorchFunctionMode
 
 import carve
+from carve.testing import CountingBackend
 
 # Names of torch functions that are not tensor work (see the module docstring).
 NOT_OPS = frozenset({
@@ -75,33 +76,6 @@ def graph_op_count(gm: torch.fx.GraphModule) -> int:
         if node.op in ("call_function", "call_method", "call_module"):
             count += 1
     return count
-
-
-class CountingBackend:
-    """A torch.compile/carve backend: runs each graph eagerly, counting the ops it executes."""
-
-    __name__ = "counting_backend"
-
-    def __init__(self):
-        self.graph_ops = 0
-        self.graph_calls = 0
-        self.graphs_compiled = 0
-
-    def reset_counts(self):
-        self.graph_ops = 0
-        self.graph_calls = 0
-
-    def __call__(self, gm, example_inputs):
-        ops = graph_op_count(gm)
-        forward = gm.forward
-        self.graphs_compiled += 1
-
-        def counted(*args):
-            self.graph_ops += ops
-            self.graph_calls += 1
-            return forward(*args)
-
-        return counted
 
 
 def eager_op_count(fn, *args) -> int:
@@ -198,7 +172,7 @@ def measure(name: str, fn, module, args, compilers=COMPILERS, other_args=()) -> 
     calls = [args] * CALLS + list(other_args)
     expected = [_observe(fn, module, call_args)[0] for call_args in calls]
     for compiler in compilers:
-        backend = CountingBackend()
+        backend = CountingBackend(count_ops=graph_op_count)
         try:
             if compiler == "torch.compile":
                 torch._dynamo.reset()
@@ -210,8 +184,8 @@ def measure(name: str, fn, module, args, compilers=COMPILERS, other_args=()) -> 
                     backend.reset_counts()
                 got, trace = _observe(compiled, module, call_args)
                 if call == CALLS - 1:
-                    result.graph_ops[compiler] = backend.graph_ops
-                    result.graphs[compiler] = backend.graphs_compiled
+                    result.graph_ops[compiler] = backend.ops_run
+                    result.graphs[compiler] = backend.graphs
                 what = "call" if call < CALLS else "call with other inputs"
                 if trace and expected[call][3] is None:
                     result.errors.setdefault(compiler, f"{what} {call + 1} raised:\n{trace}")

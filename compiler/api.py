@@ -34,6 +34,7 @@ from carve.regionset import options_from
 from carve.runtime import repeated_blocks, state
 from carve.runtime.config import CompileOptions
 from carve.runtime.errors import BreakEvent, GraphBreakError
+from carve.rewriters.verify import OutlineVerificationError
 from carve.runtime.region import GraphRegion
 from carve.source import SourceUnavailable, where
 
@@ -270,6 +271,8 @@ class CompiledFunction:
             # as torch.compile(fullgraph=True) would, and a real break is its GraphBreakError.
             self._impl = WholeCall(self.fn, self.options, static_refusal=refusal)
             return self._impl
+        except OutlineVerificationError:
+            raise  # CARVE_VERIFY (carve's tests): an invariant broke, which must fail the test
         except Exception as error:  # carve's own failure must never cost the user a result
             if self.options.fullgraph:
                 raise

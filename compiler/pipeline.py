@@ -28,6 +28,7 @@ from carve.rewriters.loop_trip_counts import loops_in, python_loop_around_a_regi
 from carve.rewriters.methods import MethodBodyOutsideClass
 from carve.rewriters.outline import OutlinedFunction, outline_function
 from carve.rewriters.rules import rule
+from carve.rewriters.verify import check_if_asked
 from carve.runtime.config import CompileOptions
 from carve.runtime.errors import GraphBreakError
 from carve.source import FunctionSource, function_source
@@ -93,6 +94,7 @@ def build(fn, options: CompileOptions, args: tuple, forced_breaks: dict[int, tup
     resolver.arguments = dict(zip(fn.__code__.co_varnames[1:fn.__code__.co_argcount], args[1:]))
     analysis = analyze_function(node, context, resolver, forced_breaks)
     outlined = outline_function(node, analysis, context, regions_var=REGIONS_VAR, region_prefix=fn.__name__)
+    check_if_asked(outlined, node)
     if options.fullgraph:
         refused = _fullgraph_refusal(analysis, outlined, node, context)
         if refused is not None:

@@ -59,6 +59,7 @@ from carve.rewriters.names import ImportTable
 from carve.rewriters.naming import FACTORY_NAME, UNBOUND_IMPORT, UNBOUND_VAR, Namer
 from carve.rewriters.outline import OutlinedFunction, outline_function
 from carve.rewriters.tensor_functions import TensorFunctions
+from carve.rewriters.verify import check_if_asked
 
 COMPILE_DECORATORS = frozenset({"carve.compile", "torch.compile", "torch.compiler.compile"})
 # Keywords of carve.compile / torch.compile that carve.RegionSet takes as they are.
@@ -276,6 +277,7 @@ class _ModuleRewriter(cst.CSTTransformer):
             func, analysis, self.context, regions_var=f"_carve_{target.region_prefix}",
             region_prefix=target.region_prefix, namer=self.namer, unbound_var=self.unbound_var,
         )
+        check_if_asked(outlined, func)
         regions_var = outlined.regions_var
         self.rewritten.append(RewrittenFunction(target.qualname, self.context.line_of(func), outlined))
         arguments = "".join(", " + a for a in self._compile_arguments(func))

@@ -1,34 +1,17 @@
-"""Shared test fixtures: a counting backend that proves tensor work runs in compiled graphs."""
+"""Shared test fixtures: a counting backend that proves tensor work runs in compiled graphs.
+
+Every function carve outlines in these tests is checked against the outliner's invariants
+(CARVE_VERIFY, rewriters/verify.py): a broken invariant fails the test that caused it."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
+os.environ.setdefault("CARVE_VERIFY", "1")
 
-class CountingBackend:
-    """A torch.compile-style backend that runs graphs as FX code and counts them.
-
-    `graphs` counts compiled graphs, `calls` counts graph executions and
-    `ops_run` the call_function nodes executed (the capture numerator).
-    """
-
-    def __init__(self) -> None:
-        self.graphs = 0
-        self.calls = 0
-        self.ops_run = 0
-        self.graph_modules = []
-
-    def __call__(self, gm, example_inputs):
-        self.graphs += 1
-        self.graph_modules.append(gm)
-        ops = sum(1 for node in gm.graph.nodes if node.op in ("call_function", "call_method", "call_module"))
-
-        def run(*args):
-            self.calls += 1
-            self.ops_run += ops
-            return gm.forward(*args)
-
-        return run
+from carve.testing import CountingBackend  # noqa: E402 - after CARVE_VERIFY, which carve reads per build
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import carve
-from tests.conftest import CountingBackend
+from carve.testing import CountingBackend
 
 PROGRAMS = 24
 

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import torch
 
 import carve
-from tests.conftest import CountingBackend
+from carve.testing import CountingBackend
 
 
 def with_print(x):

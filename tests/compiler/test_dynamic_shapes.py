@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import carve
-from tests.conftest import CountingBackend
+from carve.testing import CountingBackend
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 transformers = pytest.importorskip("transformers")

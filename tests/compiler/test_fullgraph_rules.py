@@ -16,17 +16,9 @@ import torch._dynamo
 
 import carve
 from carve.rewriters.rules import RULES
+from carve.testing import CountingBackend
 
 LOG: list = []
-
-
-class GraphCounter:
-    def __init__(self) -> None:
-        self.graphs = 0
-
-    def __call__(self, gm, example_inputs):
-        self.graphs += 1
-        return gm.forward
 
 
 @pytest.fixture(autouse=True)
@@ -40,13 +32,13 @@ def fresh():
 def torch_fullgraph(fn, *args):
     """(result, graphs) under torch.compile(fullgraph=True)."""
     torch._dynamo.reset()
-    counter = GraphCounter()
+    counter = CountingBackend()
     result = torch.compile(fn, fullgraph=True, backend=counter)(*args)
     return result, counter.graphs
 
 
 def carve_fullgraph(fn, *args):
-    counter = GraphCounter()
+    counter = CountingBackend()
     result = carve.compile(fn, fullgraph=True, backend=counter)(*args)
     return result, counter.graphs
 

@@ -15,7 +15,7 @@ from torch import no_grad
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import carve
-from tests.conftest import CountingBackend
+from carve.testing import CountingBackend
 
 CALLS = 3
 

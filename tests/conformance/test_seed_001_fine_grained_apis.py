@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 import carve
+from carve.testing import CountingBackend
 
 
 def test_disable_is_recursive(m, backend):
@@ -34,13 +35,9 @@ def test_disable_is_recursive(m, backend):
 
 
 def test_disable_non_recursive_still_compiles_nested_compiled_functions(backend):
-    inner_backend_graphs = []
+    inner_backend = CountingBackend()
 
-    def counting(gm, example_inputs):
-        inner_backend_graphs.append(gm)
-        return gm.forward
-
-    @carve.compile(backend=counting)
+    @carve.compile(backend=inner_backend)
     def inner(x):
         return x.sin() * 2
 
@@ -51,16 +48,16 @@ def test_disable_non_recursive_still_compiles_nested_compiled_functions(backend)
     x = torch.randn(3)
     outer(x)
     assert torch.allclose(outer(x), x.sin() * 2 + 1)
-    assert len(inner_backend_graphs) == 1
+    assert inner_backend.graphs == 1
 
     @carve.disable
     def outer_recursive(x):
         return inner(x) + 1
 
-    before = len(inner_backend_graphs)
+    before = inner_backend.graphs
     inner.__wrapped__  # compiled object still reachable
     outer_recursive(x)
-    assert len(inner_backend_graphs) == before
+    assert inner_backend.graphs == before
 
 
 def test_disallow_in_graph_forces_a_break_at_torch_ops(m, backend):

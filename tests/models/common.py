@@ -1,6 +1,6 @@
 """Helpers for the model tests: tiny transformers configs, graph counting, the report table.
 
-Counting graphs: the model tests pass a `CountingBackend` (tests/conftest.py) as carve's
+Counting graphs: the model tests pass a `CountingBackend` (carve.testing) as carve's
 backend, which sees every graph any region hands to the backend, including a graph a region
 later replaced (a static-shape trace before automatic dynamic shapes). torch.compile gets
 its own CountingBackend over the same sequence of calls. Dynamo's frame counter
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 from torch._dynamo.utils import counters
 
-from tests.conftest import CountingBackend
+from carve.testing import CountingBackend
 
 
 @dataclass

@@ -24,8 +24,8 @@ import weakref
 import torch
 
 import carve
-from tests.conftest import CountingBackend
 import carve.api
+from carve.testing import CountingBackend
 from tests.models.common import dynamo_frames
 from tests.models.nanogpt import GPT, GPTConfig
 

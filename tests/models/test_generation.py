@@ -23,7 +23,7 @@ import pytest
 import torch
 
 import carve
-from tests.conftest import CountingBackend
+from carve.testing import CountingBackend
 from tests.models.common import VOCAB, dynamo_frames, gpt2, llama, record, timed, torch_compile_graphs
 
 pytestmark = pytest.mark.filterwarnings("ignore:`past_key_values` is deprecated:FutureWarning")

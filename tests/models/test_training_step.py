@@ -33,7 +33,7 @@ import copy
 import torch
 
 import carve
-from tests.conftest import CountingBackend
+from carve.testing import CountingBackend
 from tests.models.common import VOCAB, dynamo_frames, llama, record, timed
 
 STEPS = 5

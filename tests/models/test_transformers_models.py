@@ -24,7 +24,7 @@ import pytest
 import torch
 
 import carve
-from tests.conftest import CountingBackend
+from carve.testing import CountingBackend
 from tests.models.common import (MODELS, VOCAB, carve_regions, dynamo_frames, record, region_graphs, timed,
                                  torch_compile_graphs)
 

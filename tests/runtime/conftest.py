@@ -1,15 +1,8 @@
-"""Fixtures for carve.runtime tests: a counting backend, a region factory, fresh log state."""
+"""Fixtures for carve.runtime tests: a region factory, fresh log state (`backend` is tests/conftest.py's)."""
 
 import pytest
 
 from carve.runtime import CompileOptions, GraphRegion, log
-
-from runtime_helpers import CountingBackend
-
-
-@pytest.fixture
-def backend():
-    return CountingBackend()
 
 
 @pytest.fixture

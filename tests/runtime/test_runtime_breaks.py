@@ -8,6 +8,7 @@ import torch
 import carve.runtime as rt
 from carve.runtime import GraphBreakError, state
 from carve.runtime.tracer import trace_region
+from carve.testing import CountingBackend
 
 from runtime_helpers import line_of
 
@@ -29,7 +30,7 @@ def test_item_breaks_result_correct_on_break_called_then_eager(make_region, back
     event = seen[0]
     assert event.code == "CRV004" and "item" in event.message
     assert event.lineno == line_of(with_item, ".item()")
-    assert r.eager and backend.graphs == []
+    assert r.eager and backend.graphs == 0
     assert r.break_events == [event]
 
 
@@ -132,7 +133,7 @@ def test_disallow_in_graph_torch_sub_is_crv015(make_region, backend):
         rt.allow_in_graph(torch.sub)
     r2 = make_region(region, backend)
     r2(x)
-    assert r2.break_events == [] and backend.ops == [3]
+    assert r2.break_events == [] and backend.ops_per_graph == [3]
 
 
 def test_torch_disallow_in_graph_is_recognised(make_region):
@@ -162,7 +163,7 @@ def test_allow_in_graph_function_is_one_opaque_node(make_region, backend):
         for _ in range(2):
             x = torch.randn(3)
             torch.testing.assert_close(r(x), region(x))
-        (gm,) = backend.graphs
+        (gm,) = backend.graph_modules
         targets = [n.target for n in gm.graph.nodes if n.op in ("call_function", "call_method")]
         assert opaque_double in targets and len(targets) == 3
     finally:
@@ -176,21 +177,21 @@ def magic_number():
     return torch.tensor([42.0])
 
 
-def test_nonstrict_trace_ignores_breaks_and_records_ops(make_region, backend):
+def test_nonstrict_trace_ignores_breaks_and_records_ops(make_region):
     for marker in (rt.nonstrict_trace, torch._dynamo.nonstrict_trace):
         traced_magic = marker(magic_number)
 
         def region(x):
             return x + traced_magic()
 
-        backend.graphs.clear()
+        backend = CountingBackend()  # one per marker: each must make its own single graph
         r = make_region(region, backend)
         x = torch.randn(3)
         assert torch.equal(r(x), x + 42)
         assert torch.equal(r(x), x + 42)
-        assert r.break_events == [] and len(backend.graphs) == 1
+        assert r.break_events == [] and backend.graphs == 1
         # One opaque call of the traced function (no graph_break, no print inside), then the add.
-        (gm,) = backend.graphs
+        (gm,) = backend.graph_modules
         assert "print" not in gm.code and "graph_break" not in gm.code
 
 
@@ -225,8 +226,8 @@ def test_custom_op_is_one_node_no_break(make_region, backend):
     for _ in range(2):
         x = torch.randn(3)
         torch.testing.assert_close(r(x), region(x))
-    assert r.break_events == [] and backend.ops == [3]
-    assert any("carve_test" in str(n.target) for n in backend.graphs[0].graph.nodes)
+    assert r.break_events == [] and backend.ops_per_graph == [3]
+    assert any("carve_test" in str(n.target) for n in backend.graph_modules[0].graph.nodes)
 
 
 def test_custom_op_on_aot_eager(make_region):

@@ -6,8 +6,7 @@ import pytest
 import torch
 
 from carve.runtime import CompileOptions
-
-from runtime_helpers import CountingBackend
+from carve.testing import CountingBackend
 
 
 def add_mul(x, y):
@@ -21,9 +20,9 @@ def test_values_equal_eager_and_cache_hits(make_region, backend):
         x, y = torch.randn(4, 3), torch.randn(4, 3)
         got, want = r(x, y), add_mul(x, y)
         assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
-    assert len(backend.graphs) == 1
+    assert backend.graphs == 1
     assert backend.calls == 2  # the first call is the trace itself
-    assert backend.ops == [3]
+    assert backend.ops_per_graph == [3]
 
 
 def test_shape_change_recompiles_when_static(make_region, backend):
@@ -32,10 +31,10 @@ def test_shape_change_recompiles_when_static(make_region, backend):
     b = torch.randn(5)
     r(a, a)
     torch.testing.assert_close(r(b, b)[0], add_mul(b, b)[0])
-    assert len(backend.graphs) == 2
+    assert backend.graphs == 2
     r(a, a)
     r(b, b)
-    assert len(backend.graphs) == 2 and backend.calls == 2
+    assert backend.graphs == 2 and backend.calls == 2
 
 
 def test_changed_size_becomes_symbolic_one_graph_serves_all_sizes(make_region, backend, caplog):
@@ -46,7 +45,7 @@ def test_changed_size_becomes_symbolic_one_graph_serves_all_sizes(make_region, b
             for got, want in zip(r(a, b), add_mul(a, b)):
                 torch.testing.assert_close(got, want)
     # The static graph of the first size, then one graph with a symbolic size for all others.
-    assert len(backend.graphs) == 2 and r.path == "dynamo"
+    assert backend.graphs == 2 and r.path == "dynamo"
     assert "argument 0 dim 0 (4 -> 5)" in r.dynamic_reason
     assert any("symbolic" in rec.getMessage() for rec in caplog.records)
 
@@ -56,7 +55,7 @@ def test_dynamic_true_traces_symbolic_sizes_from_the_first_call(make_region, bac
     for n in [3, 8, 20]:
         a, b = torch.randn(n), torch.randn(n)
         torch.testing.assert_close(r(a, b)[0], add_mul(a, b)[0])
-    assert len(backend.graphs) == 1
+    assert backend.graphs == 1
 
 
 def test_dtype_change_recompiles(make_region, backend):
@@ -66,7 +65,7 @@ def test_dtype_change_recompiles(make_region, backend):
     d = a.double()
     out = r(d, d)
     assert out[0].dtype == torch.float64
-    assert len(backend.graphs) == 2
+    assert backend.graphs == 2
 
 
 def scale(x, s):
@@ -78,13 +77,13 @@ def test_python_scalar_change_recompiles_and_bool_is_not_int(make_region, backen
     x = torch.ones(3)
     assert torch.equal(r(x, 2), scale(x, 2))
     assert torch.equal(r(x, 3), scale(x, 3))
-    assert len(backend.graphs) == 2
+    assert backend.graphs == 2
     # True == 1 in Python, but the trace for 1 must not be reused for True.
     r1 = make_region(scale, backend)
     r1(torch.ones(3, dtype=torch.int64), 1)
     out = r1(torch.ones(3, dtype=torch.int64), True)
     assert torch.equal(out, scale(torch.ones(3, dtype=torch.int64), True))
-    assert len(backend.graphs) == 4
+    assert backend.graphs == 4
 
 
 def test_requires_grad_change_recompiles_and_gradients_flow(make_region, backend):
@@ -92,7 +91,7 @@ def test_requires_grad_change_recompiles_and_gradients_flow(make_region, backend
     r(torch.randn(3), 2.0)
     x = torch.randn(3, requires_grad=True)
     out = r(x, 2.0)
-    assert len(backend.graphs) == 2
+    assert backend.graphs == 2
     out.sum().backward()
     assert torch.equal(x.grad, torch.full((3,), 2.0))
 
@@ -127,10 +126,10 @@ def test_module_params_lifted_optimizer_updates_seen(make_region, backend):
         loss.backward(), ref_loss.backward()
         torch.testing.assert_close(model.lin.weight.grad, ref.lin.weight.grad)
         opt.step(), ref_opt.step()
-    assert len(backend.graphs) == 1 and backend.calls == 4  # Dynamo runs the graph from the first call
+    assert backend.graphs == 1 and backend.calls == 4  # Dynamo runs the graph from the first call
     # Graph inputs: x plus weight, bias and the buffer, never baked constants.
-    assert sum(1 for n in backend.graphs[0].graph.nodes if n.op == "placeholder") == 4
-    assert not list(backend.graphs[0].buffers()) and not list(backend.graphs[0].parameters())
+    assert sum(1 for n in backend.graph_modules[0].graph.nodes if n.op == "placeholder") == 4
+    assert not list(backend.graph_modules[0].buffers()) and not list(backend.graph_modules[0].parameters())
 
 
 def test_module_train_eval_retraces(make_region, backend):
@@ -140,7 +139,7 @@ def test_module_train_eval_retraces(make_region, backend):
     r(model, x)
     model.eval()
     torch.testing.assert_close(r(model, x), net_loss(model, x))
-    assert len(backend.graphs) == 2
+    assert backend.graphs == 2
 
 
 BIAS = torch.ones(3)
@@ -158,7 +157,7 @@ def test_rebound_global_tensor_is_seen(make_region, backend):
     BIAS = torch.full((3,), 5.0)
     try:
         assert torch.equal(r(x), torch.full((3,), 5.0))
-        assert len(backend.graphs) == 1  # fetched as an input, not baked, not recompiled
+        assert backend.graphs == 1  # fetched as an input, not baked, not recompiled
         BIAS.add_(1)
         assert torch.equal(r(x), torch.full((3,), 6.0))
     finally:
@@ -172,7 +171,7 @@ def test_grad_mode_change_retraces(make_region, backend):
     with torch.no_grad():
         out = r(x, 2.0)
     assert not out.requires_grad
-    assert len(backend.graphs) == 2
+    assert backend.graphs == 2
     assert r(x, 2.0).requires_grad
 
 
@@ -190,7 +189,7 @@ def test_no_grad_block_inside_region_is_recorded(make_region, backend):
         out = r(x)
         out.sum().backward()
         assert torch.equal(x.grad, torch.full((3,), 2.0))  # z contributes no gradient
-    assert len(backend.graphs) == 1
+    assert backend.graphs == 1
 
 
 def mutate(x, y):
@@ -224,9 +223,9 @@ def test_pytree_args_and_outputs(make_region, backend):
         got, want = r(d, xs), structured(d, xs)
         assert got.keys() == want.keys() and got["n"] == 2 and got["pair"][1] == 3
         assert torch.equal(got["sum"], want["sum"]) and torch.equal(got["pair"][0], want["pair"][0])
-    assert len(backend.graphs) == 1 and backend.calls == 2  # Dynamo runs the graph from the first call
+    assert backend.graphs == 1 and backend.calls == 2  # Dynamo runs the graph from the first call
     r(d, xs + [torch.randn(3)])  # a longer list: new guards
-    assert len(backend.graphs) == 2
+    assert backend.graphs == 2
 
 
 def test_recompile_limit_runs_eagerly_and_logs_once(make_region, backend, caplog):
@@ -235,7 +234,7 @@ def test_recompile_limit_runs_eagerly_and_logs_once(make_region, backend, caplog
     with caplog.at_level(logging.INFO, logger="carve.recompiles"):
         for s in range(5):
             assert torch.equal(r(x, s), scale(x, s))
-    assert len(backend.graphs) == 2
+    assert backend.graphs == 2
     limit_records = [rec for rec in caplog.records if "CRV020" in rec.getMessage()]
     assert len(limit_records) == 1
     recompile_records = [rec for rec in caplog.records if "recompiling" in rec.getMessage()]
@@ -250,7 +249,7 @@ def test_changing_int_argument_becomes_symbolic_not_a_recompile_storm(make_regio
     for s in range(10):  # a step counter: a new value on every call
         assert torch.equal(r(x, s), scale(x, s))
     # carve's static graph of the first call, then Dynamo's: specialised once, then a symbolic int.
-    assert len(backend.graphs) <= 3 and not r.limit_reached and r.path == "dynamo"
+    assert backend.graphs <= 3 and not r.limit_reached and r.path == "dynamo"
 
 
 def raises_inside(x):
@@ -312,7 +311,7 @@ def test_region_inside_a_trace_runs_inline(make_region, backend):
     x = torch.randn(3)
     assert torch.equal(r(x), x * 3.0 + 1)
     assert torch.equal(r(x), x * 3.0 + 1)
-    assert len(backend.graphs) == 1 and backend.ops == [2]  # the inner region was traced into outer's graph
+    assert backend.graphs == 1 and backend.ops_per_graph == [2]  # the inner region was traced into outer's graph
 
 
 def test_compile_options_validation():
@@ -346,7 +345,7 @@ def test_mutating_graph_guards_against_aliased_inputs(make_region, backend):
     z_ref = z.clone()
     assert torch.equal(r(z, z), aliasing_mutation(z_ref, z_ref))  # a and b alias: must not reuse the graph
     assert torch.equal(z, z_ref)
-    assert len(backend.graphs) == 2
+    assert backend.graphs == 2
 
 
 def uses_random(x):

@@ -30,6 +30,7 @@ import torch
 
 import carve
 from carve.api import compiled_function_of
+from carve.testing import CountingBackend
 
 # Every scenario runs on the "eager" backend; those where a backend that traces the graph again
 # could differ (gradients, parameters, in-place updates, torch state, carve's own fast path) on
@@ -117,23 +118,6 @@ def regions_of(compiled: Any) -> list:
     return list(getattr(inner, "regions", []))
 
 
-class CountingBackend:
-    """A named backend ("eager", "aot_eager") that counts the graphs it compiles: every graph carve
-    makes in a run, Dynamo's or its own tracer's, for the function and the callees it compiles."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.inner = torch._dynamo.lookup_backend(name)
-        self.graphs = 0
-
-    def __call__(self, gm: Any, example_inputs: list) -> Any:
-        self.graphs += 1
-        return self.inner(gm, example_inputs)
-
-    def __repr__(self) -> str:
-        return f"CountingBackend({self.name!r})"
-
-
 def differential(scenario: Callable[[Callable[..., Any]], Iterable[Any]], *, backends: Iterable[str] = EAGER,
                  min_graphs: int = 1, **options: Any) -> List[Any]:
     """Run `scenario` eagerly and through carve with each backend; compare every step.
@@ -144,6 +128,8 @@ def differential(scenario: Callable[[Callable[..., Any]], Iterable[Any]], *, bac
     compiled: List[Any] = []
     for backend in backends:
         compiled = []
+        # Counts every graph carve makes in a run, Dynamo's or its own tracer's, for the function
+        # and the callees it compiles.
         counting = CountingBackend(backend)
 
         def carve_compile(fn: Any, **extra: Any) -> Any:

@@ -1,0 +1,100 @@
+"""Counting graphs: how many graphs a compiler made, how often they ran, how many ops they held.
+
+`CountingBackend` is a backend for `carve.compile` and for `torch.compile` alike, so the
+two compilers can be compared on the same function:
+
+    import torch
+    import carve
+    from carve.testing import CountingBackend
+
+    def step(x):
+        y = x.sin()
+        print("norm", y.norm())     # a graph break
+        return y.cos()
+
+    carve_counts, torch_counts = CountingBackend(), CountingBackend()
+    carve_step = carve.compile(step, backend=carve_counts)
+    torch_step = torch.compile(step, backend=torch_counts)
+    for _ in range(2):
+        x = torch.randn(8)
+        carve_step(x)
+        torch_step(x)
+    print(carve_counts)   # CountingBackend(graphs=2, calls=2, ops_run=3): the first call ran the traces
+    print(torch_counts)   # CountingBackend(graphs=2, calls=4, ops_run=6)
+
+By default a graph runs as its FX code (`gm.forward`), so results equal eager's exactly;
+`CountingBackend("inductor")` (any backend name or callable) counts in front of a real backend.
+
+Only imported explicitly (`import carve` does not load it), so importing torch here is fine.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, List, Union
+
+import torch
+
+from carve.runtime.compat import lookup_backend
+
+Backend = Callable[[torch.fx.GraphModule, list], Callable[..., Any]]
+
+OP_NODES = ("call_function", "call_method", "call_module")
+
+
+def count_graph_ops(gm: torch.fx.GraphModule) -> int:
+    """The ops one run of `gm` executes: its call_function, call_method and call_module nodes."""
+    return sum(1 for node in gm.graph.nodes if node.op in OP_NODES)
+
+
+class CountingBackend:
+    """A compiler backend that counts the graphs it is given, their runs and the ops they run.
+
+    `inner` compiles each graph: None runs it as `gm.forward`; a backend name ("eager",
+    "aot_eager", "inductor") or a backend callable is used as torch.compile would use it.
+    `count_ops` says how many ops one run of a graph counts for (bench/capture.py leaves out
+    bookkeeping nodes such as `operator.getitem`).
+
+    Counted over the backend's life: `graphs` (graphs compiled), `graph_modules` (those graphs)
+    and `ops_per_graph`. Counted per run, until `reset_counts()`: `calls` (graph executions)
+    and `ops_run` (the ops those executions ran).
+    """
+
+    def __init__(self, inner: Union[str, Backend, None] = None, *,
+                 count_ops: Callable[[torch.fx.GraphModule], int] = count_graph_ops) -> None:
+        self.inner = inner
+        self._compile = None if inner is None else lookup_backend(inner)
+        self._count_ops = count_ops
+        # torch.compile and carve name a callable backend by its __name__ in logs and errors.
+        self.__name__ = "counting_backend"
+        self.graphs = 0
+        self.graph_modules: List[torch.fx.GraphModule] = []
+        self.ops_per_graph: List[int] = []
+        self.calls = 0
+        self.ops_run = 0
+
+    def reset_counts(self) -> None:
+        """Start counting runs afresh (a steady-state call after warm-up calls, say)."""
+        self.calls = 0
+        self.ops_run = 0
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list) -> Callable[..., Any]:
+        # Counted before the inner backend compiles: a backend may rewrite the graph it is given.
+        ops = self._count_ops(gm)
+        self.graphs += 1
+        self.graph_modules.append(gm)
+        self.ops_per_graph.append(ops)
+        compiled = gm.forward if self._compile is None else self._compile(gm, example_inputs)
+
+        def counted(*args: Any) -> Any:
+            self.calls += 1
+            self.ops_run += ops
+            return compiled(*args)
+
+        return counted
+
+    def __repr__(self) -> str:
+        inner = "" if self.inner is None else f"{self.inner!r}, "
+        return f"CountingBackend({inner}graphs={self.graphs}, calls={self.calls}, ops_run={self.ops_run})"
+
+
+__all__ = ["CountingBackend", "count_graph_ops"]
