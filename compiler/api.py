@@ -50,7 +50,35 @@ MAX_VERSIONS = 8
 
 def compile(fn=None, *, fullgraph: bool = False, backend="inductor", dynamic=None, options=None,
             mode=None, recompile_limit: int = 8, disable: bool = False):
-    """Compile `fn` (any callable torch.compile accepts) with carve; see the module docstring."""
+    """Compile `fn` with carve: torch.compile's signature and semantics, with graph breaks found
+    before the program runs and the regions around them still compiled.
+
+        @carve.compile(backend="aot_eager")
+        def step(model, x):
+            y = model(x)
+            print(y.mean())         # stays Python; the tensor work around it is compiled
+            return y.relu()
+
+    Args:
+        fn: any callable torch.compile accepts: a function (decorated by `functools.wraps`
+            wrappers, `torch.no_grad()`, autocast: their behaviour is kept), a bound method,
+            an `nn.Module` (the result is an `nn.Module` of the same class, same state_dict
+            keys), `functools.partial`, a callable object, a builtin or torch function. None
+            returns a decorator.
+        fullgraph: one graph or `carve.GraphBreakError` naming the user's file and line.
+        backend: a torch.compile backend name ("inductor", "aot_eager", "eager") or a callable
+            `(GraphModule, example_inputs) -> callable`.
+        dynamic: None (sizes become symbolic once they change), True (symbolic from the first
+            call), False (every size specialised).
+        options, mode: Inductor options, as torch.compile (mode presets fill `options`).
+        recompile_limit: compiled versions kept per region; beyond it the region runs eagerly,
+            said once.
+        disable: return `fn` itself (as `torch.compile(disable=True)`).
+
+    Returns:
+        A callable of the same kind as `fn` that compiles on its first call. Invalid arguments
+        raise `TypeError`/`ValueError` at once, before anything is compiled.
+    """
     compile_options = options_from(backend, fullgraph, dynamic, options, mode, recompile_limit)
     if not isinstance(disable, bool):
         raise TypeError(f"carve.compile: disable must be a bool, got {disable!r}")

@@ -33,6 +33,22 @@ from carve.runtime.region import GraphRegion
 
 
 class RegionSet:
+    """The compiled regions of one function: what its rewritten code calls.
+
+        _carve_f = carve.RegionSet("f", backend="inductor")
+
+        @_carve_f.graph(2, 3)               # lines 2-3 of the user's file: a compiled region
+        def _f_graph_region_0(x): ...
+
+        _carve_f.graph_break(4, "CRV003")   # a statement that stays Python: reported once,
+        print(z)                            # an error under fullgraph / error_on_graph_break
+
+    It holds the options every region compiles with, the static findings by line (for
+    messages richer than a rule title), and the calls the compiler hooks: `on_break` (a trace
+    met a break the analysis missed: re-split there) and `on_skip` (Dynamo gave up on a region
+    for good). `carve rewrite` writes the same calls into readable files.
+    """
+
     def __init__(
         self,
         name: str,

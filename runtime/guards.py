@@ -104,6 +104,16 @@ def any_autocast() -> bool:
 
 
 class GuardSet:
+    """The facts one graph of carve's own tracer depends on (see the module docstring for the
+    full list), compiled into one generated function checked before the graph runs again:
+
+        guards = GuardSet.build(trace, args, region_fn)
+        guards.check(args)            # -> False when a shape, dtype, value read, grad mode...
+        guards.failure_reason(args)   #    changed; which one, for the recompile log
+
+    Only regions proven closed (runtime/closed.py) use it; Dynamo's regions use Dynamo's guards.
+    """
+
     # Set by `build`: what the guards read (the function's globals and closure cells), and the
     # global-state snapshot that says what changed.
     _globals: dict[str, Any]
