@@ -32,6 +32,7 @@ from carve.rewriters.checks.walk import import_table, walk
 from carve.rewriters.findings import Finding, Violation
 from carve.rewriters.names import dotted_name
 from carve.rewriters.rules import rule
+from carve.rewriters.scopes import OwnScopeVisitor
 from carve.rewriters.tensors import TensorInference
 
 # Context managers Dynamo can resume a graph break inside (seed 004): no CRV008 for these.
@@ -323,22 +324,13 @@ class _FunctionWalker:
                 self._record(owner, replace(finding, frozen_by_tracing=frozen))
 
 
-class _ExpressionVisitor(cst.CSTVisitor):
+class _ExpressionVisitor(OwnScopeVisitor):
     """Calls and subscripts of one statement, not entering lambdas or nested definitions."""
 
     def __init__(self, walker: _FunctionWalker, owner: cst.CSTNode) -> None:
         self.walker = walker
         self.owner = owner
         self._stored: set[int] = set()  # id() of assignment targets
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
         return False  # compound statements' bodies are walked statement by statement
@@ -361,21 +353,15 @@ class _ExpressionVisitor(cst.CSTVisitor):
         self.walker.check_if_expression(self.owner, node)
 
 
-class _BodyFacts(cst.CSTVisitor):
-    """In one walk of a function body (not nested definitions): its global/nonlocal names, its first yield."""
+class _BodyFacts(OwnScopeVisitor):
+    """In one walk of a function body (not nested definitions): its global/nonlocal names, its first yield.
+
+    A lambda holds no statements, and a yield there is the lambda's.
+    """
 
     def __init__(self) -> None:
         self.names: set[str] = set()
         self.found: cst.CSTNode | None = None
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False  # a lambda holds no statements, and a yield there is the lambda's
 
     def visit_Global(self, node: cst.Global) -> None:
         self.names.update(n.name.value for n in node.names)

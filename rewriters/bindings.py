@@ -33,6 +33,7 @@ from typing import Callable, cast
 import libcst as cst
 
 from carve.rewriters.liveness import bound_names, reads_and_writes, target_names
+from carve.rewriters.scopes import OwnScopeVisitor
 
 # Context managers that never swallow an exception: a `with` body under them ends early
 # only by raising out of the `with` as well.
@@ -51,10 +52,6 @@ NON_SUPPRESSING_MANAGERS = frozenset({
 class State:
     must: frozenset[str] | None  # None: unreachable
     may: frozenset[str]
-
-    @property
-    def reachable(self) -> bool:
-        return self.must is not None
 
     def surely_bound(self, name: str) -> bool:
         return self.must is None or name in self.must
@@ -415,18 +412,9 @@ def _irrefutable(pattern: cst.MatchPattern) -> bool:
     return False
 
 
-class _Deleted(cst.CSTVisitor):
+class _Deleted(OwnScopeVisitor):
     def __init__(self) -> None:
         self.names: set[str] = set()
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
 
     def visit_Del(self, node: cst.Del) -> None:
         self.names |= target_names(node.target)
@@ -446,8 +434,8 @@ def _deleted(node: cst.CSTNode, locals_: set[str]) -> set[str]:
     return visitor.names & locals_
 
 
-class _Breaks(cst.CSTVisitor):
-    """A `break` of this loop (not of a loop nested in it)."""
+class _Breaks(OwnScopeVisitor):
+    """A `break` of this loop (not of a loop nested in it, nor of a nested def or class)."""
 
     def __init__(self) -> None:
         self.found = False
@@ -463,12 +451,6 @@ class _Breaks(cst.CSTVisitor):
     def visit_While(self, node: cst.While) -> bool:
         if node.orelse is not None:
             node.orelse.visit(self)
-        return False
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
         return False
 
 

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from carve.rewriters.scopes import OwnScopeVisitor
+
 
 def local_names(func: cst.FunctionDef, global_names: set[str]) -> set[str]:
     """Names bound in `func` (parameters included), minus the global/nonlocal ones."""
@@ -45,17 +47,11 @@ def _param_names(params: cst.Parameters) -> set[str]:
     return names
 
 
-class _Declared(cst.CSTVisitor):
+class _Declared(OwnScopeVisitor):
     """`global` / `nonlocal` names of a function body (not of nested functions)."""
 
     def __init__(self) -> None:
         self.names: set[str] = set()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
 
     def visit_Global(self, node: cst.Global) -> None:
         self.names |= {item.name.value for item in node.names}

@@ -18,6 +18,7 @@ import libcst as cst
 
 from carve.rewriters.checks.walk import walk
 from carve.rewriters.names import ImportTable, dotted_name
+from carve.rewriters.scopes import OwnScopeVisitor
 
 # Methods and attributes of a tensor that give Python values, not tensors.
 NON_TENSOR_METHODS = frozenset({
@@ -87,7 +88,6 @@ class TensorInference:
         self.imports = imports
         self.returns_tensor = returns_tensor
         self.tensor_names: set[str] = set()
-        self.non_tensor_names: set[str] = set()
         for param in _all_params(func.params):
             annotation = param.annotation
             if annotation is not None and self._is_tensor_annotation(annotation.annotation):
@@ -196,20 +196,7 @@ _BUILTIN_CALLS = frozenset({
 })
 
 
-class _OwnScopeVisitor(cst.CSTVisitor):
-    """Visits one function body, not the nested functions, classes and lambdas in it."""
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-
-class _Returns(_OwnScopeVisitor):
+class _Returns(OwnScopeVisitor):
     def __init__(self) -> None:
         self.values: list[cst.BaseExpression] = []
         self.yields = False
@@ -230,7 +217,7 @@ def _all_params(params: cst.Parameters) -> list[cst.Param]:
     return result
 
 
-class _AssignmentCollector(_OwnScopeVisitor):
+class _AssignmentCollector(OwnScopeVisitor):
     """(name, value) pairs of simple assignments, skipping nested functions and classes."""
 
     def __init__(self) -> None:

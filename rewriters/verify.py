@@ -91,7 +91,6 @@ def _unmapped_statements(function: cst.FunctionDef, origins: dict) -> list[cst.C
     class Unmapped(cst.CSTVisitor):
         def __init__(self) -> None:
             self.found: list[cst.CSTNode] = []
-            self.depth_mapped = 0
 
         def on_visit(self, node: cst.CSTNode) -> bool:
             if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):

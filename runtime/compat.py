@@ -18,8 +18,7 @@ import logging
 import os
 import types
 import warnings
-from contextlib import contextmanager
-from typing import Any, Callable, Dict, Iterator, Optional, Tuple, cast
+from typing import Any, Callable, Dict, Optional, Tuple, cast
 
 import torch
 import torch._dynamo  # noqa: F401  (backends, markers and registries live here)
@@ -225,24 +224,11 @@ def failed_in_resume_function(error: BaseException) -> bool:
 
 # ---- is_compiling ----------------------------------------------------------------------------
 
-def torch_compiling_flag() -> bool:
-    return bool(torch.compiler._is_compiling_flag)
-
-
 def set_torch_compiling_flag(value: bool) -> bool:
     """Set what torch.compiler.is_compiling() answers; returns the previous value."""
     old = torch.compiler._is_compiling_flag
     torch.compiler._is_compiling_flag = value
     return old
-
-
-@contextmanager
-def torch_compiling(value: bool = True) -> Iterator[None]:
-    old = set_torch_compiling_flag(value)
-    try:
-        yield
-    finally:
-        set_torch_compiling_flag(old)
 
 
 def torch_error_on_graph_break() -> bool:
@@ -375,11 +361,6 @@ def _classify(obj: Any) -> Marker:
     return Marker.NONE
 
 
-def is_disallowed(obj: Any) -> bool:
-    """Fast check for the tracer's per-op path: is this op disallowed in graphs (carve or torch)?"""
-    return classify_callable(obj) is Marker.DISALLOWED
-
-
 # ---- what the tracer recognises by code object (sys.setprofile 'call' events) -----------------
 
 CODE_MARKERS: Dict[Any, Marker] = {
@@ -396,12 +377,6 @@ CODE_MARKERS: Dict[Any, Marker] = {
 }
 
 AUTOGRAD_FUNCTION_APPLY_CODE = _AUTOGRAD_FUNCTION_APPLY_CODE
-
-
-def nonstrict_inner(frame: Any) -> Any:
-    """The user function a nonstrict_trace wrapper frame is about to call."""
-    loc = frame.f_locals
-    return loc.get("fn", loc.get("traceable_fn"))
 
 
 def disabled_inner_name(frame: Any) -> str:

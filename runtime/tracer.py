@@ -166,7 +166,6 @@ class GuardInputs:
     global_names: Dict[str, Any] = field(default_factory=dict)
     # Globals read by callees traced through: (globals dict, name, value).
     callee_globals: List[Tuple[dict, str, Any]] = field(default_factory=list)
-    fn_globals: Optional[dict] = None
     closure: Dict[str, Any] = field(default_factory=dict)
     # torch global state when the trace started.
     global_state: Any = None
@@ -755,7 +754,7 @@ def _region_reads(fn: Callable[..., Any]) -> Tuple[Dict[str, Any], Dict[str, Any
 def trace_region(fn: Callable[..., Any], args: tuple, *, stop_on_break: bool) -> TraceResult:
     """Run `fn(*args)` once for real, recording its torch operations into an FX graph."""
     tracer = _Tracer(fn, stop_on_break)
-    guard_inputs = GuardInputs(args=args, fn_globals=fn.__globals__, global_state=compat.global_state_guard(),
+    guard_inputs = GuardInputs(args=args, global_state=compat.global_state_guard(),
                                grad_enabled=torch.is_grad_enabled(),
                                inference_mode=torch.is_inference_mode_enabled(),
                                default_dtype=torch.get_default_dtype())

@@ -29,9 +29,6 @@ class ConfigError(Exception):
     """A bad option or configuration value (exit code 2)."""
 
 
-DEFAULT_SELECT = tuple(code for code, rule in RULES.items() if rule.lint_default)
-
-
 def check_prefixes(prefixes, option: str) -> list[str]:
     """Upper-cased prefixes; ConfigError when one matches no rule (a typo would silently select nothing)."""
     checked = []

@@ -17,7 +17,6 @@ from carve.rewriters.lint.driver import LintFinding
 from carve.rewriters.rules import RULES
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-FORMATS = ("text", "json", "github", "sarif")
 
 
 def render(findings: list[LintFinding], output_format: str, version: str = "") -> str:

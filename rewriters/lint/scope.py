@@ -38,18 +38,6 @@ MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 
 
 @dataclass
-class Target:
-    """A function to lint and why: compiled itself, or reached from compiled functions."""
-
-    func: cst.FunctionDef
-    qualname: str
-    class_def: cst.ClassDef | None = None
-    compiled: bool = False
-    # qualnames of the compiled functions that call this one (directly or through others).
-    reached_from: list[str] = field(default_factory=list)
-
-
-@dataclass
 class ModuleIndex:
     """The definitions of a module, by qualified name (`f`, `Net.forward`, `outer.inner`)."""
 
