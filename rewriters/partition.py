@@ -50,6 +50,9 @@ Statement = cst.BaseStatement | cst.SimpleStatementSuite
 class GraphRun:
     statements: list[Statement]
 
+    def __str__(self) -> str:
+        return f"GraphRun [{'; '.join(_source_line(statement) for statement in self.statements)}]"
+
     @property
     def ends_with_return(self) -> bool:
         last = self.statements[-1]
@@ -60,6 +63,10 @@ class GraphRun:
 class EagerStatement:
     statement: Statement
     findings: list[Finding]
+
+    def __str__(self) -> str:
+        codes = ", ".join(sorted({finding.code for finding in self.findings}))
+        return f"EagerStatement ({codes}): {_source_line(self.statement)}"
 
     @property
     def breaks(self) -> list[Finding]:
@@ -74,12 +81,36 @@ class Compound:
     header_findings: list[Finding]
     blocks: list[list["Item"]] = field(default_factory=list)
 
+    def __str__(self) -> str:
+        blocks = "\n".join(format_partition(block, indent=1) for block in self.blocks)
+        return f"Compound({_source_line(self.statement)}):\n{blocks}"
+
     @property
     def header_breaks(self) -> list[Finding]:
         return [f for f in self.header_findings if rule(f.code).lint_default and f.code not in ("CRV006", "CRV007", "CRV008")]
 
 
 Item = GraphRun | EagerStatement | Compound
+
+
+def format_partition(items: list[Item], indent: int = 0) -> str:
+    """The partition as text, one item a line, a compound's blocks indented under it:
+
+        GraphRun [y = x * 2; z = y + 1]
+        EagerStatement (CRV003): print(z)
+        Compound(for i in range(n):):
+            GraphRun [z = z * 3]
+            EagerStatement (CRV019): xs.append(z)
+        GraphRun [return z - 1]
+    """
+    pad = "    " * indent
+    return "\n".join(pad + str(item).replace("\n", "\n" + pad) for item in items)
+
+
+def _source_line(statement: cst.CSTNode) -> str:
+    """A statement's first line of source, without comments or indentation."""
+    lines = [line.strip() for line in cst.Module([]).code_for_node(statement).splitlines()]
+    return next((line for line in lines if line and not line.startswith("#")), "")
 
 
 def partition_block(

@@ -154,3 +154,27 @@ def test_a_call_of_a_closure_is_graph_work_unless_a_closure_writes_a_cell():
             return total
     """)
     assert shape(writes)[-2:] == [("eager", []), ("graph", 1)]
+
+
+def test_a_partition_prints_as_the_module_docstring_shows():
+    from carve.rewriters.partition import format_partition
+
+    items = partition("""
+        import torch
+        def f(x, xs, n):
+            y = x * 2
+            z = y + 1
+            print(z)
+            for i in range(n):
+                z = z * 3
+                xs.append(z)
+            return z - 1
+    """)
+    assert format_partition(items) == "\n".join([
+        "GraphRun [y = x * 2; z = y + 1]",
+        "EagerStatement (CRV003): print(z)",
+        "Compound(for i in range(n):):",
+        "    GraphRun [z = z * 3]",
+        "    EagerStatement (CRV019): xs.append(z)",
+        "GraphRun [return z - 1]",
+    ])
