@@ -213,7 +213,16 @@ DYNAMO_UNSUPPORTED = (DynamoUnsupported,)
 # mismatch met on fake tensors); running it as written raises eager's own exception.
 DYNAMO_TRACE_ERRORS = (torch._dynamo.exc.TorchRuntimeError,)
 # Raised when a nested compile region (a layer compiled once) does not trace as one graph.
-DYNAMO_NESTED_REGION_REFUSED = (torch._dynamo.exc.UncapturedHigherOrderOpError,)
+DYNAMO_NESTED_REGION_REFUSED = (torch._dynamo.exc.UncapturedHigherOrderOpError,
+                                torch._dynamo.exc.InternalTorchDynamoError)
+
+
+def is_nested_region_refusal(error: BaseException) -> bool:
+    """Dynamo refused a nested compile region (an internal error only when it names the region's
+    operator, `invoke_subgraph`: any other internal error is not carve's to answer)."""
+    if isinstance(error, torch._dynamo.exc.UncapturedHigherOrderOpError):
+        return True
+    return "invoke_subgraph" in str(error)
 
 
 def failed_in_resume_function(error: BaseException) -> bool:

@@ -192,8 +192,8 @@ class DynamoCapture:
             with repeated_blocks.marked(layers):
                 return self._run(args, mode)
         except compat.DYNAMO_NESTED_REGION_REFUSED as error:
-            if compat.failed_in_resume_function(error):
-                raise  # what ran before the break would run twice
+            if not compat.is_nested_region_refusal(error) or compat.failed_in_resume_function(error):
+                raise  # not the layers' refusal, or what ran before the break would run twice
             # A layer breaks the graph in a way carve's analysis could not see: compile the layers
             # inline from now on, as torch.compile does (the refusal came before anything ran).
             names = ", ".join(cls.__name__ for cls in layers)

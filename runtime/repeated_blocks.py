@@ -43,6 +43,10 @@ from torch import nn
 screen: Callable[[nn.Module], bool] = lambda block: False  # noqa: E731
 
 _MISSING = object()
+# Dynamo keeps one reuse entry per distinct guard outcome of a region within a trace and raises
+# past `max_reuse_entries` (default 8): twelve layers that each read their own constant
+# (`self.scale`) would crash the first call. Entries are bounded by the layers of one model.
+_MAX_REUSE_ENTRIES = 4096
 _marked_forwards: "weakref.WeakKeyDictionary[type, Any]" = weakref.WeakKeyDictionary()
 _screened: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
 
@@ -110,7 +114,8 @@ def _passes_screen(block: nn.Module) -> bool:
 def _marked_forward(cls: type) -> Any:
     marked = _marked_forwards.get(cls)
     if marked is None:
-        marked = torch.compiler.nested_compile_region(cls.forward)  # type: ignore[attr-defined]
+        marked = torch.compiler.nested_compile_region(cls.forward,  # type: ignore[attr-defined]
+                                                      max_reuse_entries=_MAX_REUSE_ENTRIES)
         _marked_forwards[cls] = marked
     return marked
 

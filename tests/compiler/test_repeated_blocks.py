@@ -12,7 +12,7 @@ import torch
 import torch.nn as nn
 
 import carve
-import carve.api  # noqa: F401 - sets the layer screen the runtime uses (carve's names load lazily)
+from carve.api import compiled_function_of  # also sets the layer screen the runtime uses
 from carve.block_screen import compiles_as_one_graph
 from carve.runtime import repeated_blocks
 
@@ -134,3 +134,44 @@ def test_a_layer_that_breaks_where_carve_cannot_see_is_compiled_inline(caplog):
     finally:
         carve_log.removeHandler(caplog.handler)
     assert sum("HiddenBreakBlock cannot be compiled once each" in r.getMessage() for r in caplog.records) >= 1
+
+
+class ScaledBlock(nn.Module):
+    def __init__(self, scale: float) -> None:
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+        self.scale = scale  # each layer its own constant: a guard that differs per layer
+
+    def forward(self, x):
+        return torch.tanh(self.linear(x)) * self.scale
+
+
+class ScaledStack(nn.Module):
+    def __init__(self, layers: int) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(ScaledBlock(0.5 + i / 10) for i in range(layers))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+@pytest.mark.inductor
+def test_more_layers_than_dynamos_default_reuse_entries_each_reading_its_own_constant(caplog):
+    """Dynamo's default allows 8 differing layers per trace and raises past them (a crash on the
+    first call); carve's marks allow a model's layers, so twelve layers each with its own `scale`
+    compile marked (each traced on its own: its guards differ) and match eager."""
+    torch.manual_seed(0)
+    model = ScaledStack(12)
+    compiled = carve.compile(model)
+    carve_log = logging.getLogger("carve")
+    carve_log.addHandler(caplog.handler)
+    try:
+        with caplog.at_level(logging.WARNING, logger="carve"), torch.no_grad():
+            for batch in (torch.randn(2, 8), torch.randn(3, 8)):
+                torch.testing.assert_close(compiled(batch), model(batch))
+    finally:
+        carve_log.removeHandler(caplog.handler)
+    assert not any("cannot be compiled once each" in r.getMessage() for r in caplog.records)
+    assert sum(len(region.graphs) for region in compiled_function_of(compiled).regions) >= 1
