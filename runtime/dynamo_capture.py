@@ -196,8 +196,9 @@ class DynamoCapture:
                 raise  # not the layers' refusal, or what ran before the break would run twice
             # A layer breaks the graph in a way carve's analysis could not see: compile the layers
             # inline from now on, as torch.compile does (the refusal came before anything ran).
+            # Said at INFO: only the first call's compile time is lost, not a graph.
             names = ", ".join(cls.__name__ for cls in layers)
-            log.log_once(("repeated blocks", self.name), log.warnings_log, logging.WARNING,
+            log.log_once(("repeated blocks", layers), log.warnings_log, logging.INFO,
                          "carve: %s: the repeated layers %s cannot be compiled once each (%s); they are compiled "
                          "inline", self.name, names, type(error).__name__)
             repeated_blocks.compile_inline(layers)

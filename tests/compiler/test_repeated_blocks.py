@@ -129,7 +129,7 @@ def test_a_layer_that_breaks_where_carve_cannot_see_is_compiled_inline(caplog):
     carve_log = logging.getLogger("carve")
     carve_log.addHandler(caplog.handler)  # carve's logger may not propagate once CARVE_LOGS configured it
     try:
-        with caplog.at_level(logging.WARNING, logger="carve"):
+        with caplog.at_level(logging.INFO, logger="carve"):
             _compare_with_eager(HiddenBreakBlock, torch.randn(4, 8))
     finally:
         carve_log.removeHandler(caplog.handler)
@@ -168,7 +168,7 @@ def test_more_layers_than_dynamos_default_reuse_entries_each_reading_its_own_con
     carve_log = logging.getLogger("carve")
     carve_log.addHandler(caplog.handler)
     try:
-        with caplog.at_level(logging.WARNING, logger="carve"), torch.no_grad():
+        with caplog.at_level(logging.INFO, logger="carve"), torch.no_grad():
             for batch in (torch.randn(2, 8), torch.randn(3, 8)):
                 torch.testing.assert_close(compiled(batch), model(batch))
     finally:
