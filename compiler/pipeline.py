@@ -21,14 +21,14 @@ import libcst as cst
 
 from carve.regionset import RegionSet
 from carve.resolver import LiveResolver, add_module_aliases
-from carve.rewriters.analysis import FunctionAnalysis, ModuleContext, analyze_function
+from carve.rewriters.analysis import FunctionAnalysis, ModuleContext
 from carve.rewriters.codegen import FACTORY_NAME, LineTable, factory_module
 from carve.rewriters.findings import Finding
 from carve.rewriters.loop_trip_counts import loops_in, python_loop_around_a_region
 from carve.rewriters.methods import MethodBodyOutsideClass
-from carve.rewriters.outline import OutlinedFunction, outline_function
+from carve.rewriters.outline import OutlinedFunction
+from carve.rewriters.passes import outline
 from carve.rewriters.rules import rule
-from carve.rewriters.verify import check_if_asked
 from carve.runtime.config import CompileOptions
 from carve.runtime.errors import GraphBreakError
 from carve.source import FunctionSource, function_source
@@ -92,9 +92,8 @@ def build(fn, options: CompileOptions, args: tuple, forced_breaks: dict[int, tup
     add_module_aliases(context.imports, fn)
     resolver = LiveResolver(fn, args[0] if args else None, has_first_arg=bool(args))
     resolver.arguments = dict(zip(fn.__code__.co_varnames[1:fn.__code__.co_argcount], args[1:]))
-    analysis = analyze_function(node, context, resolver, forced_breaks)
-    outlined = outline_function(node, analysis, context, regions_var=REGIONS_VAR, region_prefix=fn.__name__)
-    check_if_asked(outlined, node)
+    analysis, outlined = outline(node, context, regions_var=REGIONS_VAR, region_prefix=fn.__name__,
+                                 resolver=resolver, forced_breaks=forced_breaks)
     if options.fullgraph:
         refused = _fullgraph_refusal(analysis, outlined, node, context)
         if refused is not None:

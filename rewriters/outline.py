@@ -59,6 +59,8 @@ from libcst.helpers import parse_template_expression, parse_template_statement
 
 from carve.rewriters.analysis import FunctionAnalysis, ModuleContext, child_blocks
 from carve.rewriters.bindings import Bindings, State
+from carve.rewriters.call_conversion import convert_calls
+from carve.rewriters.checkpoints import checkpoint, eager_comment
 from carve.rewriters.findings import Finding
 from carve.rewriters.hoist import HOISTABLE_CODES, Hoister
 from carve.rewriters.liveness import bound_names, local_names, reads_and_writes, region_inputs, region_outputs
@@ -67,7 +69,6 @@ from carve.rewriters.partition import (
     Compound, EagerStatement, GraphRun, Item, Statement, as_statement_line, is_simple as is_simple_line,
     partition_block,
 )
-from carve.rewriters.rules import rule
 from carve.rewriters.names import integer_value
 from carve.rewriters.tensors import NON_TENSOR_ATTRIBUTES, NON_TENSOR_METHODS, TensorInference
 
@@ -393,24 +394,14 @@ class _Outliner:
             breaks = item.breaks
             shown = breaks[0] if breaks else item.findings[0]
             if breaks:
-                checkpoint = self._checkpoint(shown, first).with_changes(
-                    leading_lines=[*statement.leading_lines, self._comment(shown)])
-                emitted.append(self._origin(checkpoint, shown.line or first, shown.line or first, verbatim=False))
+                marker = checkpoint(shown, self.regions_var, first).with_changes(
+                    leading_lines=[*statement.leading_lines, eager_comment(shown)])
+                emitted.append(self._origin(marker, shown.line or first, shown.line or first, verbatim=False))
                 converted = converted.with_changes(leading_lines=())
             else:
-                converted = converted.with_changes(leading_lines=[*statement.leading_lines, self._comment(shown)])
+                converted = converted.with_changes(leading_lines=[*statement.leading_lines, eager_comment(shown)])
         emitted.append(self._origin(converted, first, last, verbatim=_same_line_count(statement, converted)))
         return emitted
-
-    def _comment(self, finding: Finding) -> cst.EmptyLine:
-        text = f"# carve: eager, {finding.code} {rule(finding.code).title}: {_one_line(finding.message)}"
-        return cst.EmptyLine(comment=cst.Comment(text))
-
-    def _checkpoint(self, finding: Finding, line: int) -> cst.BaseStatement:
-        return parse_template_statement(
-            "{var}.graph_break({line}, {code})", var=cst.Name(self.regions_var),
-            line=cst.Integer(str(finding.line or line)), code=cst.SimpleString(f'"{finding.code}"'),
-        )
 
     def _compound(self, item: Compound, in_loop: bool, state: State) -> list[cst.BaseStatement]:
         statement = item.statement
@@ -424,44 +415,16 @@ class _Outliner:
         if item.header_breaks:
             self.result.eager.append(EagerInfo(first, item.header_findings))
             finding = item.header_breaks[0]
-            checkpoint = self._checkpoint(finding, first).with_changes(
-                leading_lines=[*statement.leading_lines, self._comment(finding)])
-            emitted.append(self._origin(checkpoint, first, first, verbatim=False))
+            marker = checkpoint(finding, self.regions_var, first).with_changes(
+                leading_lines=[*statement.leading_lines, eager_comment(finding)])
+            emitted.append(self._origin(marker, first, first, verbatim=False))
             replaced = replaced.with_changes(leading_lines=())
         # Glue: lines of the compound not covered by its (recorded) inner statements map to its header.
         emitted.append(self._origin(replaced, first, last, verbatim=False))
         return emitted
 
     def _convert_calls(self, node: N, headers_only: bool = False) -> N:
-        calls = self.analysis.user_calls
-        if not calls:
-            return node
-        converter = _CallConverter(calls, self.regions_var, headers_only)
-        return cast(N, node.visit(converter))  # only calls' callees change: the node keeps its type
-
-
-class _CallConverter(cst.CSTTransformer):
-    """`helper(x)` -> `_carve_f.compiled(helper)(x)` for calls to user functions in eager code."""
-
-    def __init__(self, calls: dict, regions_var: str, headers_only: bool) -> None:
-        self.calls = calls
-        self.regions_var = regions_var
-        self.headers_only = headers_only
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
-        return not self.headers_only  # compound bodies were converted statement by statement
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        if id(original) not in self.calls:
-            return updated
-        compiled = parse_template_expression("{var}.compiled({fn})", var=cst.Name(self.regions_var), fn=updated.func)
-        return updated.with_changes(func=compiled)
+        return convert_calls(node, self.analysis.user_calls, self.regions_var, headers_only)
 
 
 class _BlockReplacer(cst.CSTTransformer):
@@ -575,10 +538,6 @@ def _delete_if_unbound(name: str, unbound: str) -> cst.BaseStatement:
 def _hoistable(findings: list[Finding]) -> bool:
     codes = {f.code for f in findings}
     return bool(codes) and codes <= HOISTABLE_CODES
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _same_line_count(a: cst.CSTNode, b: cst.CSTNode) -> bool:

@@ -52,14 +52,14 @@ from typing import cast
 import libcst as cst
 from libcst.helpers import parse_template_statement
 
-from carve.rewriters.analysis import ModuleContext, analyze_function
+from carve.rewriters.analysis import ModuleContext
 from carve.rewriters.callees import decorator_name
 from carve.rewriters.methods import MethodBodyOutsideClass
 from carve.rewriters.names import ImportTable
 from carve.rewriters.naming import FACTORY_NAME, UNBOUND_IMPORT, UNBOUND_VAR, Namer
-from carve.rewriters.outline import OutlinedFunction, outline_function
+from carve.rewriters.outline import OutlinedFunction
+from carve.rewriters.passes import outline
 from carve.rewriters.tensor_functions import TensorFunctions
-from carve.rewriters.verify import check_if_asked
 
 COMPILE_DECORATORS = frozenset({"carve.compile", "torch.compile", "torch.compiler.compile"})
 # Keywords of carve.compile / torch.compile that carve.RegionSet takes as they are.
@@ -272,12 +272,10 @@ class _ModuleRewriter(cst.CSTTransformer):
         return cst.FlattenSentinel(placed)
 
     def _rewrite(self, func: cst.FunctionDef, target: _Target):
-        analysis = analyze_function(func, self.context)
-        outlined = outline_function(
-            func, analysis, self.context, regions_var=f"_carve_{target.region_prefix}",
+        _, outlined = outline(
+            func, self.context, regions_var=f"_carve_{target.region_prefix}",
             region_prefix=target.region_prefix, namer=self.namer, unbound_var=self.unbound_var,
         )
-        check_if_asked(outlined, func)
         regions_var = outlined.regions_var
         self.rewritten.append(RewrittenFunction(target.qualname, self.context.line_of(func), outlined))
         arguments = "".join(", " + a for a in self._compile_arguments(func))
