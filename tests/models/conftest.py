@@ -7,7 +7,10 @@ each test starts from `torch._dynamo.reset()`: a cache filled by an earlier test
 later compiles over the recompile limit and make graph counts meaningless.
 
 Run with `-s` or look at the terminal summary for the table of graph counts and first-call
-times the tests recorded (information only; nothing asserts a timing).
+times the tests recorded (information only; nothing asserts a timing). In each test carve's
+first call comes first: it pays the process's first trace of that model's code (caches of
+source, trace rules and fake tensors that torch.compile's call then reuses), so the columns
+are not a fair race. `make bench` ("First call on real models") is: a fresh process each.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ def _fresh_dynamo():
 def pytest_terminal_summary(terminalreporter):
     if not TABLE:
         return
-    terminalreporter.section("carve on real models: graphs and first-call time (information only)")
+    terminalreporter.section("carve on real models: graphs and first-call time (information only; "
+                             "carve runs first and warms caches torch.compile then reuses)")
     header = ("model", "eager graphs", "carve graphs", "torch.compile graphs", "carve 1st call s",
               "torch.compile 1st call s")
     rows = [header] + [(r.model, "0", str(r.carve_graphs), str(r.torch_compile_graphs),
