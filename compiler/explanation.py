@@ -156,6 +156,9 @@ def _describe_region(region) -> str:
         text = f"{where} runs eagerly ({region.eager_reason})"
     if region.dynamic_reason:
         text += f"; symbolic sizes: {region.dynamic_reason}"
+    layers = region.capture.layers_compiled_once if region.capture is not None else ()
+    if layers:
+        text += f"; layers compiled once each: {', '.join(layers)} (no_grad, Inductor)"
     return text
 
 

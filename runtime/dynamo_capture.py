@@ -107,6 +107,8 @@ class DynamoCapture:
         # Layer classes compiled once (runtime/repeated_blocks.py), per model the region is called
         # with (one compiled forward serves every instance of a model class).
         self._marks_layers = repeated_blocks.uses_inductor(options.backend)
+        # The layer classes the last marked call compiled once (for carve.explain).
+        self.layers_compiled_once: tuple = ()
 
     def _optimized(self, mode: str) -> Callable[..., Any]:
         """Dynamo's capture of the region for `mode`: "permissive", "error" (breaks raise, an inner
@@ -190,7 +192,9 @@ class DynamoCapture:
     def _run_with_layers_marked(self, layers: tuple, args: tuple, mode: str) -> Any:
         try:
             with repeated_blocks.marked(layers):
-                return self._run(args, mode)
+                out = self._run(args, mode)
+            self.layers_compiled_once = tuple(cls.__name__ for cls in layers)
+            return out
         except compat.DYNAMO_NESTED_REGION_REFUSED as error:
             if not compat.is_nested_region_refusal(error) or compat.failed_in_resume_function(error):
                 raise  # not the layers' refusal, or what ran before the break would run twice
@@ -202,6 +206,7 @@ class DynamoCapture:
                          "carve: %s: the repeated layers %s cannot be compiled once each (%s); they are compiled "
                          "inline", self.name, names, type(error).__name__)
             repeated_blocks.compile_inline(layers)
+            self.layers_compiled_once = ()
             self._variants = {}
             if isinstance(self.fn, types.FunctionType):
                 self.fn = _fresh_code_copy(self.fn)  # Dynamo's cache for the marked trace is not reused

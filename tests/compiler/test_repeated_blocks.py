@@ -14,6 +14,7 @@ import torch.nn as nn
 import carve
 from carve.api import compiled_function_of  # also sets the layer screen the runtime uses
 from carve.block_screen import compiles_as_one_graph
+from carve.explanation import _describe_region
 from carve.runtime import repeated_blocks
 
 
@@ -120,7 +121,9 @@ def _compare_with_eager(block, x):
 
 @pytest.mark.inductor
 def test_layers_compiled_once_give_eagers_values_gradients_and_side_effects():
-    _compare_with_eager(Block, torch.randn(4, 8))
+    compiled = _compare_with_eager(Block, torch.randn(4, 8))
+    (region,) = compiled_function_of(compiled).regions
+    assert "layers compiled once each: Block" in _describe_region(region)  # what carve.explain says
     assert Block.__dict__["forward"].__name__ == "forward"  # the user's class, as it was
 
 
