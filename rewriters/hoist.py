@@ -28,11 +28,13 @@ import libcst as cst
 
 from carve.rewriters.names import ImportTable, dotted_name
 from carve.rewriters.naming import Namer
+from carve.rewriters.rules import RULES
 from carve.rewriters.tensors import NON_TENSOR_METHODS, TORCH_NON_TENSOR, TensorInference
 
 # I/O, conversions, data-dependent tests, and Python side effects (`acc.append(t.mean())`,
 # `stats["loss"] = loss.detach()`, `self.last = y.norm()`): only the Python effect stays eager.
-HOISTABLE_CODES = frozenset({"CRV003", "CRV004", "CRV005", "CRV019"})
+# Each rule says whether it is one (`Rule.hoistable`, rewriters/rules.py).
+HOISTABLE_CODES = frozenset(code for code, rule in RULES.items() if rule.hoistable)
 # Calls that may stay around hoisted work: they cannot change a tensor's value.
 SAFE_FUNCTIONS = frozenset({
     "print", "round", "float", "int", "bool", "str", "repr", "len", "format", "abs", "min", "max", "tuple", "list",

@@ -33,7 +33,7 @@ import libcst as cst
 from carve.rewriters.analysis import FunctionAnalysis, child_blocks
 from carve.rewriters.findings import Finding
 from carve.rewriters.names import dotted_name, integer_value
-from carve.rewriters.rules import rule
+from carve.rewriters.rules import RULES, rule
 
 # `for` loops over range() are unrolled into the graph only up to this many iterations.
 MAX_UNROLLED_ITERATIONS = 32
@@ -397,9 +397,9 @@ def _break_in_branch(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_de
     return loop_depth > 0 or not _contains(statement, cst.FormattedString)
 
 
-# Breaks a capture resumes after (Dynamo splits the graph there and carries on).
-BRANCH_RESUMABLE_RULES = frozenset({"CRV001", "CRV003", "CRV004", "CRV013", "CRV014", "CRV015", "CRV016", "CRV019",
-                                    "CRV021"})
+# Breaks a capture resumes after (Dynamo splits the graph there and carries on): each rule
+# says whether it is one (`Rule.resumable_in_branch`, rewriters/rules.py).
+BRANCH_RESUMABLE_RULES = frozenset(code for code, rule in RULES.items() if rule.resumable_in_branch)
 
 
 def _container_loop(statement: cst.For) -> bool:

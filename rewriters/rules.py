@@ -48,6 +48,12 @@ class Rule:
     lint_default: bool = True
     # torch.compile skips the whole frame on this (seed 004): the costliest kind.
     skips_frame: bool = False
+    # The tensor work inside such a statement can move into the graph before it, leaving only
+    # the Python effect eager (`print(y.mean())`: the mean is computed in the graph).
+    hoistable: bool = False
+    # Inside a Python-valued branch of a region (`if verbose: print(...)`) a capture resumes
+    # after it (Dynamo splits the graph there and carries on): the branch stays in the region.
+    resumable_in_branch: bool = False
     bad_example: str = ""
     good_example: str = ""
 
@@ -70,6 +76,7 @@ _RULES = [
         Strategy.DONT_COMPILE,
         bad_example="y = x.sin()\ntorch._dynamo.graph_break()\nreturn y.cos()",
         good_example="y = x.sin()\nreturn y.cos()",
+        resumable_in_branch=True,
     ),
     Rule(
         "CRV002", "skip-frame", "frame skipped on request",
@@ -88,6 +95,7 @@ _RULES = [
         Strategy.DONT_COMPILE,
         bad_example="y = x * 2\nprint('y', y)\nreturn y + 1",
         good_example="y = x * 2\nreturn y + 1  # print at the call site",
+        hoistable=True, resumable_in_branch=True,
     ),
     Rule(
         "CRV004", "tensor-to-python", "tensor converted to a Python value",
@@ -97,6 +105,7 @@ _RULES = [
         Strategy.REWRITE,
         bad_example="scale = x.max().item()\nreturn x / scale",
         good_example="scale = x.max()\nreturn x / scale",
+        hoistable=True, resumable_in_branch=True,
     ),
     Rule(
         "CRV005", "data-dependent-branch", "control flow on a tensor's value",
@@ -106,6 +115,7 @@ _RULES = [
         Strategy.REWRITE,
         bad_example="if x.sum() > 0:\n    y = x * 2\nelse:\n    y = -x",
         good_example="y = torch.where(x.sum() > 0, x * 2, -x)",
+        hoistable=True,
     ),
     Rule(
         "CRV006", "break-in-loop", "graph break inside a loop",
@@ -179,6 +189,7 @@ _RULES = [
         Strategy.ESCAPE_HATCH,
         bad_example="@torch.compiler.disable\ndef helper(x): ...\n\ny = helper(x)",
         good_example="@torch._dynamo.nonstrict_trace\ndef helper(x): ...\n\ny = helper(x)",
+        resumable_in_branch=True,
     ),
     Rule(
         "CRV014", "numpy-call", "NumPy call on tensor data",
@@ -188,6 +199,7 @@ _RULES = [
         Strategy.REWRITE, breaks_torch_compile=False, lint_default=False,
         bad_example="y = np.exp(x)",
         good_example="y = torch.exp(x)",
+        resumable_in_branch=True,
     ),
     Rule(
         "CRV015", "disallowed-in-graph", "call to a function disallowed in graphs",
@@ -197,6 +209,7 @@ _RULES = [
         Strategy.DONT_COMPILE,
         bad_example="torch._dynamo.disallow_in_graph(torch.sub)\ny = torch.sub(x, 1)",
         good_example="y = torch.sub(x, 1)",
+        resumable_in_branch=True,
     ),
     Rule(
         "CRV016", "callee-graph-break", "graph break inside a called function",
@@ -206,6 +219,7 @@ _RULES = [
         Strategy.ESCAPE_HATCH,
         bad_example="def helper(x):\n    print(x)\n    return x * 2\n\ny = helper(x)",
         good_example="def helper(x):\n    return x * 2\n\ny = helper(x)\nprint(x)",
+        resumable_in_branch=True,
     ),
     Rule(
         "CRV017", "untraceable", "code carve cannot trace",
@@ -233,6 +247,7 @@ _RULES = [
         "Nothing to do for torch.compile; for carve, move such statements next to each other to keep graphs large "
         "(under fullgraph=True, out of the compiled function).",
         Strategy.REWRITE, breaks_torch_compile=False, lint_default=False,
+        hoistable=True, resumable_in_branch=True,
     ),
     Rule(
         "CRV020", "recompile-limit", "recompile limit reached",
@@ -251,7 +266,7 @@ _RULES.append(Rule(
     "cannot hold it: carve runs the statement eagerly and compiles the code around it.",
     "Nothing to do for torch.compile; for carve, keep such statements together or move them out of hot loops "
     "(under fullgraph=True, out of the compiled function).",
-    Strategy.REWRITE, breaks_torch_compile=False, lint_default=False,
+    Strategy.REWRITE, breaks_torch_compile=False, lint_default=False, resumable_in_branch=True,
     bad_example="values = x.numpy()\nidx = x.nonzero()",
     good_example="values = x  # keep tensors\nmask = x != 0",
 ))
