@@ -28,7 +28,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from carve.rewriters.callees import CalleeInfo, CalleeKind, CallResolver, ModuleResolver
 from carve.rewriters.checks import CALL_CHECKS, IF_EXPRESSION_CHECKS, SUBSCRIPT_CHECKS, CheckContext, side_effects
-from carve.rewriters.checks.walk import import_table, walk
+from carve.rewriters.walk import import_table, walk
 from carve.rewriters.findings import Finding, Violation
 from carve.rewriters.names import dotted_name
 from carve.rewriters.rules import rule

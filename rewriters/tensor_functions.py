@@ -50,7 +50,7 @@ from __future__ import annotations
 import libcst as cst
 
 from carve.rewriters.callees import DISABLE_DECORATORS, decorator_name
-from carve.rewriters.checks.walk import walk
+from carve.rewriters.walk import walk
 from carve.rewriters.checks.skipped_calls import CLOCK_FUNCTIONS, PROGRESS_BAR_METHODS, SCHEDULER_METHODS
 from carve.rewriters.names import ImportTable, dotted_name
 from carve.rewriters.op_tables import LOGGING_METHODS

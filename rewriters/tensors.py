@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from carve.rewriters.checks.walk import walk
+from carve.rewriters.walk import walk
 from carve.rewriters.names import ImportTable, dotted_name
 from carve.rewriters.scopes import OwnScopeVisitor
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from carve.rewriters.checks.context import CheckContext
-from carve.rewriters.checks.walk import walk
+from carve.rewriters.walk import walk
 from carve.rewriters.findings import Violation
 from carve.rewriters.names import dotted_name
 

@@ -34,7 +34,7 @@ import libcst as cst
 from libcst.helpers import parse_template_statement
 
 from carve.rewriters.analysis import FunctionAnalysis
-from carve.rewriters.checks.walk import children
+from carve.rewriters.walk import children
 from carve.rewriters.tensors import TensorInference
 
 

@@ -29,7 +29,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from carve.rewriters.analysis import ModuleContext
-from carve.rewriters.checks.walk import children
+from carve.rewriters.walk import children
 
 _BLOCK_CONTAINERS = (
     cst.Module, cst.BaseCompoundStatement, cst.BaseSuite, cst.Else, cst.ExceptHandler, cst.Finally,

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from carve.rewriters.callees import DISABLE_DECORATORS, TRACEABLE_DECORATORS, decorator_name
-from carve.rewriters.checks.walk import children, walk
+from carve.rewriters.walk import children, walk
 from carve.rewriters.names import ImportTable, dotted_name
 
 COMPILE_FUNCTIONS = frozenset({"carve.compile", "torch.compile", "torch.compiler.compile"})

@@ -1,4 +1,4 @@
-"""A fast read-only traversal for libcst visitors (not a rule: the checks' shared plumbing).
+"""A fast read-only traversal for libcst visitors, shared by the analysis, its checks and lint.
 
     collector = _MutatingCalls(ctx)
     stmt.visit(collector)           # libcst: rebuilds and re-validates every node it passes
