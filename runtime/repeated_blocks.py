@@ -49,8 +49,6 @@ _MISSING = object()
 _MAX_REUSE_ENTRIES = 4096
 _marked_forwards: "weakref.WeakKeyDictionary[type, Any]" = weakref.WeakKeyDictionary()
 _screened: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
-
-
 _classes_of_model: "weakref.WeakKeyDictionary[nn.Module, tuple[type, ...]]" = weakref.WeakKeyDictionary()
 
 
@@ -112,10 +110,14 @@ def _passes_screen(block: nn.Module) -> bool:
 
 
 def _marked_forward(cls: type) -> Any:
+    """The nested-region wrapper of the forward `cls` has now: a forward reassigned since the last
+    call (`Block.forward = patched`) gets a wrapper of its own, never the old function's."""
+    current = cls.forward  # type: ignore[attr-defined]
+    if hasattr(current, "__marked_compile_region_fn__"):
+        return current  # marked already: by an enclosing carve call, or by the user
     marked = _marked_forwards.get(cls)
-    if marked is None:
-        marked = torch.compiler.nested_compile_region(cls.forward,  # type: ignore[attr-defined]
-                                                      max_reuse_entries=_MAX_REUSE_ENTRIES)
+    if marked is None or marked.__marked_compile_region_fn__ is not current:
+        marked = torch.compiler.nested_compile_region(current, max_reuse_entries=_MAX_REUSE_ENTRIES)
         _marked_forwards[cls] = marked
     return marked
 

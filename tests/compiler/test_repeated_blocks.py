@@ -90,6 +90,31 @@ def test_marking_restores_each_class_exactly():
     assert "forward" not in InheritedBlock.__dict__ and InheritedBlock.forward is inherited
 
 
+def test_marking_wraps_the_forward_the_class_has_now():
+    """A forward reassigned between carve's calls (a patched layer) is what runs inside the next
+    one, never the forward marked before it."""
+
+    class Patched(Block):
+        pass
+
+    with repeated_blocks.marked((Patched,)):
+        pass
+    x = torch.randn(2, 8)
+
+    def doubled(self, x):
+        return Block.forward(self, x) * 2
+
+    Patched.forward = doubled
+    layer = Patched()
+    expected = layer(x)
+    with repeated_blocks.marked((Patched,)):
+        assert Patched.forward.__marked_compile_region_fn__ is doubled
+        torch.testing.assert_close(layer(x), expected)
+        with repeated_blocks.marked((Patched,)):  # nested: the enclosing mark is kept, not wrapped again
+            assert Patched.forward.__marked_compile_region_fn__ is doubled
+    assert Patched.__dict__["forward"] is doubled
+
+
 def test_without_inductor_nothing_is_marked():
     model = Stack()
     compiled = carve.compile(model, backend="eager")
@@ -178,3 +203,28 @@ def test_more_layers_than_dynamos_default_reuse_entries_each_reading_its_own_con
         carve_log.removeHandler(caplog.handler)
     assert not any("cannot be compiled once each" in r.getMessage() for r in caplog.records)
     assert sum(len(region.graphs) for region in compiled_function_of(compiled).regions) >= 1
+
+
+class SwappableBlock(Block):
+    pass
+
+
+@pytest.mark.inductor
+def test_a_layer_forward_patched_between_calls_is_the_one_that_runs():
+    """The compiled model follows a forward reassigned on the layer class between two calls."""
+    torch.manual_seed(0)
+    model = Stack(SwappableBlock)
+    compiled = carve.compile(model)
+    x = torch.randn(4, 8)
+    original = SwappableBlock.forward
+    try:
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), model(x))
+
+            def halved(self, x):
+                return original(self, x) * 0.5
+
+            SwappableBlock.forward = halved
+            torch.testing.assert_close(compiled(x), model(x))
+    finally:
+        SwappableBlock.forward = original
