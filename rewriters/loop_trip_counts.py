@@ -98,7 +98,7 @@ class _VaryingReads(cst.CSTVisitor):
             self.found = True
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
-        self.found = True  # a comprehension or lambda in a loop header: not worth reasoning about
+        self.found = True  # a lambda in a loop header: not worth reasoning about
         return False
 
 

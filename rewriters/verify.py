@@ -42,20 +42,22 @@ def verify(outlined: OutlinedFunction, original: cst.FunctionDef | None = None) 
         problems.append("two regions share a name")
     if set(infos) != set(defs):
         problems.append(f"regions without a definition or definitions without a region: {sorted(set(infos) ^ set(defs))}")
-    function_locals = local_names(outlined.function, set())
     user_names = local_names(original, set()) if original is not None else set()
+    # A name the rewritten function does not bind itself may still be the user's local, passed
+    # as UNBOUND where no path binds it (`f(x, _carve_unbound)`).
+    known_locals = local_names(outlined.function, set()) | user_names
+    if outlined.regions_var in user_names:
+        problems.append(f"generated name {outlined.regions_var} clashes with a name of the function")
     for name, info in infos.items():
-        if name in user_names or outlined.regions_var in user_names:
-            problems.append(f"generated name {name} or {outlined.regions_var} clashes with a name of the function")
+        if name in user_names:
+            problems.append(f"generated name {name} clashes with a name of the function")
         definition = defs.get(name)
         if definition is None:
             continue
         params = [param.name.value for param in definition.params.params]
         if params != info.inputs:
             problems.append(f"{name} takes {params} but its inputs are {info.inputs}")
-        # A name the rewritten function does not bind itself may still be the user's local,
-        # passed as UNBOUND where no path binds it (`f(x, _carve_unbound)`).
-        missing = [n for n in info.inputs if n not in function_locals | user_names]
+        missing = [n for n in info.inputs if n not in known_locals]
         if missing:
             problems.append(f"{name} receives {missing}, which are not locals of the function")
         bound = bound_names(definition.body) | set(params)
