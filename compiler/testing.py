@@ -35,15 +35,9 @@ from typing import Any, Callable, List, Union
 import torch
 
 from carve.runtime.compat import lookup_backend
+from carve.runtime.dynamo_capture import count_graph_ops  # what carve.explain counts as a graph's ops
 
 Backend = Callable[[torch.fx.GraphModule, list], Callable[..., Any]]
-
-OP_NODES = ("call_function", "call_method", "call_module")
-
-
-def count_graph_ops(gm: torch.fx.GraphModule) -> int:
-    """The ops one run of `gm` executes: its call_function, call_method and call_module nodes."""
-    return sum(1 for node in gm.graph.nodes if node.op in OP_NODES)
 
 
 class CountingBackend:

@@ -36,6 +36,14 @@ _BREAK_REASONS = compat.dynamo_break_reasons()
 _CAPTURE_CONFIG = compat.CARVE_CAPTURE
 
 
+OP_NODES = ("call_function", "call_method", "call_module")
+
+
+def count_graph_ops(gm: Any) -> int:
+    """The ops one run of `gm` executes: its call_function, call_method and call_module nodes."""
+    return sum(1 for node in gm.graph.nodes if node.op in OP_NODES)
+
+
 class GraphRecorder:
     """A backend wrapper: records every graph Dynamo hands to the user's backend.
 
@@ -52,8 +60,7 @@ class GraphRecorder:
     def __call__(self, gm: Any, example_inputs: list) -> Callable[..., Any]:
         compiled = self.backend(gm, example_inputs)
         self.graphs.append(gm)
-        self.ops_per_graph.append(sum(1 for n in gm.graph.nodes if n.op in ("call_function", "call_method",
-                                                                            "call_module")))
+        self.ops_per_graph.append(count_graph_ops(gm))
         return compiled
 
     def get_compiler_config(self) -> Any:
