@@ -35,12 +35,22 @@ from carve.rewriters.rules import rule
 from carve.rewriters.scopes import OwnScopeVisitor
 from carve.rewriters.tensors import TensorInference
 
+# torch's profiler context managers: Dynamo treats them as no-ops inside a graph (it warns that
+# the profiler is ignored) and resumes a graph break inside them. Only without `as`: the profiler
+# object itself cannot leave a graph.
+PROFILER_CONTEXT_MANAGERS = frozenset({
+    "torch.profiler.profile", "torch.profiler.record_function", "torch.profiler.profiler.profile",
+    "torch.autograd.profiler.profile", "torch.autograd.profiler.record_function",
+})
 # Context managers Dynamo can resume a graph break inside (seed 004): no CRV008 for these.
 RESUMABLE_CONTEXT_MANAGERS = frozenset({
     "torch.no_grad", "torch.enable_grad", "torch.set_grad_enabled", "torch.inference_mode",
     "torch.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast", "torch.cuda.amp.autocast",
-    "contextlib.nullcontext", "torch.device",
-})
+    "contextlib.nullcontext", "torch.device", "torch.autograd.graph.disable_saved_tensors_hooks",
+    "torch.autograd.no_grad", "torch.autograd.enable_grad", "torch.autograd.set_grad_enabled",
+    "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.enable_grad",
+    "torch.autograd.grad_mode.set_grad_enabled", "torch.autograd.grad_mode.inference_mode",
+}) | PROFILER_CONTEXT_MANAGERS
 # torch's context managers Dynamo records in a graph (its state changes become graph nodes), so a
 # `with` block of theirs can be one graph region even where a break inside it is not resumable.
 TRACEABLE_CONTEXT_MANAGERS = RESUMABLE_CONTEXT_MANAGERS | frozenset({
@@ -66,6 +76,9 @@ class FunctionAnalysis:
     # id(With) of `with` statements entering only torch's own context managers (no_grad,
     # autocast, ...): a graph region may hold them whole (Dynamo records their state changes).
     torch_context_managers: set[int] = field(default_factory=set)
+    # The subset of those Dynamo resumes a graph break inside (grad mode, autocast, ...): a region
+    # may hold such a `with` block together with a breaking statement of its body.
+    resumable_context_managers: set[int] = field(default_factory=set)
     # Lines a run found must run as Python (a break met while tracing, a loop Dynamo skipped):
     # the partition never keeps them inside a region on the bet that they are not reached.
     forced_lines: set[int] = field(default_factory=set)
@@ -233,6 +246,8 @@ class _FunctionWalker:
                 self._expressions(statement, item.item)
             if self._entered_all_in(statement, TRACEABLE_CONTEXT_MANAGERS):
                 self.analysis.torch_context_managers.add(id(statement))
+            if self._resumable(statement):
+                self.analysis.resumable_context_managers.add(id(statement))
         self._forced_header(statement)
         header_broke = any(rule(f.code).lint_default for f in self.analysis.findings_of(statement))
         for child in child_blocks(statement):
@@ -260,7 +275,8 @@ class _FunctionWalker:
     def _entered_all_in(self, statement: cst.With, managers: frozenset) -> bool:
         for item in statement.items:
             expression = item.item.func if isinstance(item.item, cst.Call) else item.item
-            if self.ctx.qualified(expression) not in managers:
+            manager = self.ctx.qualified(expression)
+            if manager not in managers or manager in PROFILER_CONTEXT_MANAGERS and item.asname is not None:
                 return False
         return True
 

@@ -55,8 +55,7 @@ class GraphRun:
 
     @property
     def ends_with_return(self) -> bool:
-        last = self.statements[-1]
-        return is_simple(last) and isinstance(last.body[-1], cst.Return)
+        return _returns_at_end(self.statements[-1])
 
 
 @dataclass
@@ -133,7 +132,7 @@ def partition_block(
     for statement in _statements(block):
         if _graph_statement(statement, analysis, loop_depth=0, nested=False) and not closures.touched_by(statement):
             run.append(statement)
-            if guarded or is_simple(statement) and isinstance(statement.body[-1], cst.Return):
+            if guarded or _returns_at_end(statement):
                 flush()
         elif is_simple(statement) or isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             flush()
@@ -156,6 +155,14 @@ def partition_block(
 
 def _statements(block: cst.BaseSuite) -> list[Statement]:
     return list(block.body) if isinstance(block, cst.IndentedBlock) else [cast(cst.SimpleStatementSuite, block)]
+
+
+def _returns_at_end(statement: Statement) -> bool:
+    """`return y`, or a `with` block whose last statement returns (`with torch.no_grad(): return y`):
+    every run of the statement that does not raise returns."""
+    if is_simple(statement):
+        return isinstance(statement.body[-1], cst.Return)
+    return isinstance(statement, cst.With) and _returns_at_end(_statements(statement.body)[-1])
 
 
 def is_simple(statement: cst.CSTNode) -> TypeGuard[cst.SimpleStatementLine | cst.SimpleStatementSuite]:
@@ -192,8 +199,17 @@ def _graph_statement(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_de
         return True
     if isinstance(statement, cst.With) and id(statement) in analysis.torch_context_managers:
         # torch's own context managers (no_grad, autocast, ...): the capture records their state
-        # changes, so the block is part of the graph.
-        return all(_graph_statement(s, analysis, loop_depth, nested=True) for s in _statements(statement.body))
+        # changes, so the block is part of the graph. Of those Dynamo resumes a graph break inside
+        # (re-entering the manager after the break), the block keeps its breaking statements too.
+        # A block that ends the region may end with its `return` (the region returns from inside it).
+        resumable = id(statement) in analysis.resumable_context_managers
+        body = _statements(statement.body)
+        last_returns = not nested and is_simple(body[-1]) and _returns_at_end(body[-1])
+        return all(
+            _graph_statement(s, analysis, loop_depth, nested=not (last_returns and s is body[-1]))
+            or resumable and _break_in_branch(s, analysis, loop_depth)
+            for s in body
+        )
     return False
 
 

@@ -138,7 +138,9 @@ _RULES = [
     Rule(
         "CRV008", "break-in-with", "graph break inside a context manager",
         "torch.compile cannot resume after a graph break inside most `with` blocks and skips the whole function. "
-        "carve keeps the `with` in Python and compiles the tensor work in its body.",
+        "carve keeps the `with` in Python and compiles the tensor work in its body. Not reported for torch's "
+        "own grad-mode, autocast, saved-tensor-hook and profiler managers: there both compilers resume after "
+        "the break, inside the block.",
         "Move the breaking statement out of the `with` block.",
         Strategy.REWRITE, skips_frame=True,
         bad_example="with ctx():\n    x = x + 1\n    print(x)",

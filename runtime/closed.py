@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import builtins
 import dis
+import inspect
 import types
 from typing import Any, Dict, Optional, Tuple, TypeGuard
 
@@ -104,6 +105,29 @@ def _global_reads(code: types.CodeType) -> Optional[Tuple[Tuple[str, Tuple[str, 
             reads = tuple(dict.fromkeys(found))
     _code_globals[code] = reads
     return reads
+
+
+# What each opening instruction is in the user's terms, for `carve.explain`.
+_OPEN_CONSTRUCTS = {
+    "LOAD_DEREF": "a closure cell", "LOAD_CLOSURE": "a closure cell", "LOAD_CLASSDEREF": "a closure cell",
+    "STORE_DEREF": "a closure cell", "LOAD_FROM_DICT_OR_DEREF": "a closure cell", "IMPORT_NAME": "an import",
+    "IMPORT_FROM": "an import", "STORE_ATTR": "an attribute store", "DELETE_ATTR": "an attribute deletion",
+    "STORE_GLOBAL": "a global store", "DELETE_GLOBAL": "a global deletion", "MAKE_FUNCTION": "a nested function",
+    "LOAD_BUILD_CLASS": "a class definition", "YIELD_VALUE": "a yield", "SETUP_WITH": "a `with` block",
+    "BEFORE_WITH": "a `with` block",
+}
+
+
+def _open_construct(code: types.CodeType) -> str:
+    """The construct that makes `code` open by its instructions alone, in words."""
+    if code.co_freevars or code.co_cellvars:
+        return "closure cells in the region"
+    if any(isinstance(c, types.CodeType) for c in code.co_consts):
+        return "a nested function, lambda or comprehension in the region"
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in _OPEN_OPCODES:
+            return f"{_OPEN_CONSTRUCTS.get(instruction.opname, instruction.opname)} in the region"
+    return "the region's code"
 
 
 def _is_torch_module(value: Any) -> TypeGuard[types.ModuleType]:
@@ -220,11 +244,44 @@ def _closed_value(value: Any) -> bool:
     return value is _UNBOUND
 
 
+# Kinds of class attribute implemented in C: calling or reading one runs no Python of anyone's.
+_C_ATTRIBUTE_KINDS = (types.MethodDescriptorType, types.GetSetDescriptorType, types.WrapperDescriptorType,
+                      types.BuiltinFunctionType, types.MemberDescriptorType, types.ClassMethodDescriptorType,
+                      types.MethodWrapperType)
+
+
+def _torch_defined(value: Any) -> bool:
+    """A class attribute of torch's own: C-implemented, or Python in a torch module."""
+    if isinstance(value, _C_ATTRIBUTE_KINDS) or isinstance(value, _IMMUTABLE_TYPES):
+        return True
+    if isinstance(value, property):
+        return all(f is None or _torch_defined(f) for f in (value.fget, value.fset, value.fdel))
+    if isinstance(value, (staticmethod, classmethod)):
+        return _torch_defined(value.__func__)
+    if not callable(value) and not hasattr(type(value), "__get__"):
+        return True  # plain data (`__annotations__`): reading it runs nothing
+    module = getattr(value, "__module__", None) or ""
+    return isinstance(value, (types.FunctionType, type)) and (module == "torch" or module.startswith("torch."))
+
+
+def _user_tensor_attribute(code: types.CodeType) -> Optional[str]:
+    """A name the code reads that the tensor classes define outside torch (a method patched onto
+    `torch.Tensor`): calling it runs Python the tracer does not see."""
+    for name in code.co_names:
+        for cls in _PLAIN_TENSORS:
+            value = inspect.getattr_static(cls, name, _MISSING)
+            if value is not _MISSING and not _torch_defined(value):
+                return name
+    return None
+
+
 def is_closed(fn: Any, args: tuple) -> bool:
     """True if carve's own tracer can capture `fn(*args)` completely (see the module docstring)."""
     if not isinstance(fn, types.FunctionType) or compat.modes_active():
         return False
     if _global_reads(fn.__code__) is None or _open_global_read(fn) is not None:
+        return False
+    if _user_tensor_attribute(fn.__code__) is not None:
         return False
     return all(_closed_value(a) for a in args)
 
@@ -237,10 +294,13 @@ def open_reason(fn: Any, args: tuple) -> str:
         return ("a TorchFunctionMode, TorchDispatchMode or functorch transform is active "
                 "(torch.set_default_device, vmap, torch.func.grad, ...)")
     if _global_reads(fn.__code__) is None:
-        return "closure cells, nested functions, imports or attribute/global stores in the region"
+        return _open_construct(fn.__code__)
     read = _open_global_read(fn)
     if read is not None:
         return f"reads global {read!r}"
+    attribute = _user_tensor_attribute(fn.__code__)
+    if attribute is not None:
+        return f"calls tensor attribute {attribute!r}, defined outside torch"
     for i, a in enumerate(args):
         if not _closed_value(a):
             own = " with attributes of its own" if isinstance(a, torch.Tensor) and a.__dict__ else ""

@@ -440,3 +440,44 @@ def test_a_whole_call_follows_every_value_it_reads():
     finally:
         SCALE["value"], OFFSET = 2.0, 1.0
     assert [region.capture_reason for region in compiled.regions] == ["the whole call is one region"]
+
+
+def logs_under_no_grad(x):
+    y = x.sin()
+    with torch.no_grad():
+        y = y + 2
+        print("mean", round(y.mean().item(), 4))
+        z = y * 3
+    return z.cos()
+
+
+def converts_under_profiler(x):
+    y = x**2
+    with torch.profiler.profile():
+        y = y + 2
+        with torch.profiler.record_function("step"):
+            z = y**3
+            print("values", [round(v, 4) for v in z.tolist()])
+            z = z + 1
+    return z
+
+
+def returns_under_saved_tensors_hooks_disabled(x):
+    with torch.autograd.graph.disable_saved_tensors_hooks("not here"):
+        y = x + 1
+        torch._dynamo.graph_break()
+        return y * 2
+
+
+@pytest.mark.parametrize("fn", [logs_under_no_grad, converts_under_profiler, returns_under_saved_tensors_hooks_disabled])
+def test_a_break_inside_a_with_block_dynamo_resumes_in_makes_torch_compiles_graphs(fn, capsys):
+    # Dynamo resumes after a break inside torch's own context managers, re-entering the manager:
+    # carve keeps the block in one region instead of a region on each side of each `with` line
+    # (4 graphs against torch.compile's 2 before).
+    x = torch.randn(4, requires_grad=True)
+    fn(x)
+    printed_eagerly = capsys.readouterr().out
+    torch_graphs, carve_graphs = graph_counts(fn, x)
+    assert carve_graphs == torch_graphs == 2
+    # Each of graph_counts' calls runs the compiled function and eager, for each compiler.
+    assert capsys.readouterr().out == printed_eagerly * CALLS * 2 * 2

@@ -983,3 +983,41 @@ def test_module_instance_forward_replaced_after_the_first_call():
         yield compiled(X)
 
     differential(scenario)
+
+
+# -- a method patched onto torch.Tensor, reading a global -----------------------------------------------
+
+METHOD_SCALE = [1.0]
+
+
+def _scaled_plus_one(self):
+    return self * METHOD_SCALE[0] + 1
+
+
+def calls_a_patched_tensor_method(x):
+    y = x._carve_scaled_plus_one()
+    return y + 1
+
+
+def calls_a_patched_tensor_method_with_break(x):
+    y = x._carve_scaled_plus_one()
+    print("y", y.shape)
+    return y + 1
+
+
+@pytest.mark.parametrize("fn", [calls_a_patched_tensor_method, calls_a_patched_tensor_method_with_break],
+                         ids=["one-graph", "graph-break"])
+def test_tensor_method_patched_onto_torch_tensor(fn, monkeypatch):
+    # The method is Python outside torch: carve's own tracer would record `x * 1.0 + 1` and miss
+    # the global it reads, so the region goes to Dynamo, which sees the method's code.
+    monkeypatch.setattr(torch.Tensor, "_carve_scaled_plus_one", _scaled_plus_one, raising=False)
+
+    def scenario(compile):
+        METHOD_SCALE[0] = 1.0
+        compiled = compile(fn)
+        yield compiled(torch.ones(3))
+        METHOD_SCALE[0] = 5.0
+        yield compiled(torch.ones(3))
+
+    compiled = differential(scenario, backends=BOTH)
+    assert paths(compiled[0])[0] == "dynamo"  # the region that calls the method
