@@ -40,10 +40,10 @@ def gpt2(n_layer: int = 4):
     return transformers.GPT2LMHeadModel(config)
 
 
-def llama():
+def llama(n_layer: int = 4):
     import transformers
 
-    config = transformers.LlamaConfig(num_hidden_layers=4, hidden_size=128, intermediate_size=256,
+    config = transformers.LlamaConfig(num_hidden_layers=n_layer, hidden_size=128, intermediate_size=256,
                                       num_attention_heads=4, num_key_value_heads=4, vocab_size=VOCAB,
                                       max_position_embeddings=128)
     return transformers.LlamaForCausalLM(config)
@@ -52,11 +52,11 @@ def llama():
 class NanoGPTAdapter(torch.nn.Module):
     """nanoGPT's GPT, called like the transformers models (ids, labels=ids)."""
 
-    def __init__(self) -> None:
+    def __init__(self, n_layer: int = 4) -> None:
         super().__init__()
         from tests.models.nanogpt import GPT, GPTConfig
 
-        self.gpt = GPT(GPTConfig(block_size=128, vocab_size=VOCAB, n_layer=4, n_head=4, n_embd=128, dropout=0.0))
+        self.gpt = GPT(GPTConfig(block_size=128, vocab_size=VOCAB, n_layer=n_layer, n_head=4, n_embd=128, dropout=0.0))
 
     def forward(self, ids, labels=None):
         logits, loss = self.gpt(ids, labels)
