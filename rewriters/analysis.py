@@ -27,11 +27,12 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from carve.rewriters.callees import CalleeInfo, CalleeKind, CallResolver, ModuleResolver
-from carve.rewriters.checks import CALL_CHECKS, IF_EXPRESSION_CHECKS, SUBSCRIPT_CHECKS, CheckContext, side_effects
+from carve.rewriters.checks import CheckContext
 from carve.rewriters.walk import import_table, walk
 from carve.rewriters.findings import Finding, Violation
 from carve.rewriters.names import dotted_name
-from carve.rewriters.rules import rule
+from carve.rewriters.rules import CALL_CHECKS, IF_EXPRESSION_CHECKS, SUBSCRIPT_CHECKS, rule
+from carve.rewriters.rules import crv019_python_side_effect as side_effects
 from carve.rewriters.scopes import OwnScopeVisitor
 from carve.rewriters.tensors import TensorInference
 

@@ -3,15 +3,18 @@
 The same findings drive the compiler (which statements become eager), the
 rewrite CLI (the comments on eager statements), `carve lint` and
 `carve.explain`, so each carries everything a message needs: the rule code,
-a message specific to the spot, and its position in the user's source.
+a message specific to the spot, and its position in the user's source. A rule's
+check reports a `Violation` (code, message, subject: `carve.rewriters.rules`), which
+the analysis positions into a `Finding`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
-from carve.rewriters.rules import rule
+from carve.rewriters.rules import Violation, rule
+
+__all__ = ["Finding", "RuleFacts", "Violation"]
 
 
 class RuleFacts:
@@ -26,19 +29,6 @@ class RuleFacts:
     @property
     def hint(self) -> str:
         return rule(self.code).hint
-
-
-class Violation(NamedTuple):
-    """What a check reports at one node, before the analysis gives it a position:
-
-        yield Violation("CRV019", "xs.append() mutates a Python object", subject="xs")
-
-    `subject` names the local object a side effect changes (a plain name), so that a callee's
-    change to a container it made itself is not mistaken for one its caller sees."""
-
-    code: str
-    message: str
-    subject: str | None = None
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ import libcst as cst
 
 from carve.rewriters.callees import DISABLE_DECORATORS, decorator_name
 from carve.rewriters.walk import walk
-from carve.rewriters.checks.skipped_calls import CLOCK_FUNCTIONS, PROGRESS_BAR_METHODS, SCHEDULER_METHODS
+from carve.rewriters.rules.crv013_disabled_callee import CLOCK_FUNCTIONS, PROGRESS_BAR_METHODS, SCHEDULER_METHODS
 from carve.rewriters.names import ImportTable, dotted_name
 from carve.rewriters.op_tables import LOGGING_METHODS
 from carve.rewriters.tensors import EVIDENCE_ATTRIBUTES, TENSOR_METHODS

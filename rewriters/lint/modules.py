@@ -33,7 +33,7 @@ import uuid
 from dataclasses import dataclass, field
 from importlib.machinery import PathFinder
 
-from carve.rewriters.checks.skipped_calls import DYNAMO_THIRDPARTY_SKIPLIST
+from carve.rewriters.rules.crv013_disabled_callee import DYNAMO_THIRDPARTY_SKIPLIST
 
 # Top-level packages whose functions are never followed into (see the module docstring).
 NEVER_FOLLOWED = frozenset({"torch", "carve", "functorch", "triton", "torchvision", "torchaudio"})

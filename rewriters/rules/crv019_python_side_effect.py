@@ -7,10 +7,17 @@ eager (they are not graph breaks for torch.compile, which replays them):
     cache[key] = y                  # item store
     outputs.append(y)               # container mutation
     total = total + y  # with `global total`
+    x.add_(1)                       # not flagged: an in-place tensor op, recorded by the graph
+    logits[logits < v] = -inf       # not flagged: an item store into a tensor
 
 Tensor in-place methods (`x.add_(1)`) and `x[idx] = v` on a tensor are
 ordinary graph operations... but `x[idx] = v` cannot be told from a dict
-store without types, so item stores are always eager.
+store without types, so item stores are always eager unless the target or
+the index is known to be a tensor.
+
+`check_statement` checks one statement; the analysis (rewriters/analysis.py) also reports
+calls to user functions that change Python state, and the compiler's resolver
+(compiler/resolver.py) state a tracer would freeze (an lru_cache, a random.Random draw).
 """
 
 from __future__ import annotations
@@ -18,9 +25,33 @@ from __future__ import annotations
 import libcst as cst
 
 from carve.rewriters.checks.context import CheckContext
-from carve.rewriters.walk import walk
-from carve.rewriters.findings import Violation
 from carve.rewriters.names import dotted_name
+from carve.rewriters.rules._rule import Rule, Strategy, Violation
+from carve.rewriters.walk import walk
+
+RULE = Rule(
+    "CRV019", "python-side-effect", "Python side effect",
+    "Attribute and item stores, container mutation and global/nonlocal writes must happen on every call; "
+    "a cached graph replays only tensor operations, so carve runs these statements eagerly. "
+    "This is not a graph break for torch.compile, which replays such effects itself.",
+    "Nothing to do for torch.compile; for carve, move such statements next to each other to keep graphs large "
+    "(under fullgraph=True, out of the compiled function).",
+    Strategy.REWRITE, breaks_torch_compile=False, lint_default=False,
+    hoistable=True, resumable_in_branch=True,
+    what="Flags attribute and item stores, calls that mutate a Python container or object (`append`, `update`, "
+         "`step`, `next`, `setattr`, ...), global/nonlocal writes and draws from Python's or NumPy's random "
+         "generators.",
+    why="carve's graphs replay recorded tensor operations: a Python effect would happen once, when the graph "
+        "is traced, and never again, so carve runs the statement as Python between two graphs.",
+    bad_example="self.calls += 1\noutputs.append(y.sum())",
+    good_example="count = count + 1  # a local, returned\nsums = y.sum()  # appended by the caller",
+    known_problems="Item stores are flagged unless the target or the index is known to be a tensor, so a store "
+                   "into a tensor the analysis cannot type is a false positive; mutating methods are matched by "
+                   "name, so a user object with a pure `update()` or `add()` is flagged too.",
+    fix_safety="No automatic fix in `carve lint` (off by default: torch.compile is not affected). The compiler "
+               "moves the tensor work inside the statement (`outputs.append(y.sum())`: the sum) into the graph "
+               "before it and runs only the Python effect eagerly.",
+)
 
 MUTATING_METHODS = frozenset({
     "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
@@ -49,7 +80,7 @@ def check_statement(stmt: cst.BaseSmallStatement, ctx: CheckContext, declared_no
         yield from _check_target(target, declared_nonlocal, ctx, deleting=isinstance(stmt, cst.Del))
     if isinstance(stmt, cst.AugAssign) and isinstance(stmt.value, (cst.List, cst.ListComp, cst.Tuple, cst.Set, cst.Dict)):
         # `xs += [y]` extends the list object in place (for a list xs), as xs.extend would.
-        yield Violation("CRV019", f"{dotted_name(stmt.target) or 'a name'} += a container literal extends it in place")
+        yield Violation(RULE.code, f"{dotted_name(stmt.target) or 'a name'} += a container literal extends it in place")
     collector = _MutatingCalls(ctx)
     walk(stmt, collector)
     yield from collector.found
@@ -62,14 +93,14 @@ def _check_target(target: cst.BaseExpression, declared_nonlocal: set[str], ctx: 
     elif isinstance(target, cst.StarredElement):
         yield from _check_target(target.value, declared_nonlocal, ctx, deleting)
     elif isinstance(target, cst.Attribute):
-        yield Violation("CRV019", f"stores attribute {dotted_name(target) or target.attr.value}")
+        yield Violation(RULE.code, f"stores attribute {dotted_name(target) or target.attr.value}")
     elif isinstance(target, cst.Subscript):
         if not deleting and (ctx.tensors.is_tensor(target.value) or _tensor_index(target, ctx)):
             return  # `logits[logits < v] = -inf`: an in-place tensor op the graph records
-        yield Violation("CRV019", f"stores an item of {dotted_name(target.value) or 'a container'}",
+        yield Violation(RULE.code, f"stores an item of {dotted_name(target.value) or 'a container'}",
                         subject=_plain_name(target.value))
     elif isinstance(target, cst.Name) and target.value in declared_nonlocal:
-        yield Violation("CRV019", f"writes the global/nonlocal name {target.value}")
+        yield Violation(RULE.code, f"writes the global/nonlocal name {target.value}")
 
 
 class _MutatingCalls(cst.CSTVisitor):
@@ -85,13 +116,13 @@ class _MutatingCalls(cst.CSTVisitor):
         if qualified.startswith(("numpy.random.", "random.")):
             # Fresh random numbers on every call: a graph would freeze the first ones (NumPy's
             # are invisible to the tracer's profiler, so they are caught here).
-            self.found.append(Violation("CRV019", f"{dotted_name(node.func)}() draws new random numbers on every call"))
+            self.found.append(Violation(RULE.code, f"{dotted_name(node.func)}() draws new random numbers on every call"))
             return
         if isinstance(node.func, cst.Name):
             # `next(it)` advances an iterator and `setattr`/`delattr` change an object: effects a
             # cached graph would not repeat (and what `next` yields is not a graph input).
             if node.func.value in MUTATING_BUILTINS:
-                self.found.append(Violation("CRV019", f"{node.func.value}() changes a Python object"))
+                self.found.append(Violation(RULE.code, f"{node.func.value}() changes a Python object"))
             return
         if not isinstance(node.func, cst.Attribute):
             return
@@ -101,7 +132,7 @@ class _MutatingCalls(cst.CSTVisitor):
             method in MAYBE_MUTATING_METHODS and not self.ctx.tensors.is_tensor(receiver)
             and not (method == "add" and node.args and self.ctx.tensors.is_tensor(node.args[0].value))
         ):
-            self.found.append(Violation("CRV019", f"{dotted_name(node.func) or '.' + method}() mutates a Python object",
+            self.found.append(Violation(RULE.code, f"{dotted_name(node.func) or '.' + method}() mutates a Python object",
                                         subject=_plain_name(receiver)))
 
 

@@ -1,0 +1,46 @@
+"""CRV005: control flow on a tensor's value.
+
+    y = x * 2 if x.sum() > 0 else x * 3          # CRV005: Python must read the tensor to choose
+    y = x * 2 if x.shape[0] > 2 else x * 3       # not flagged: a shape is known when tracing
+
+selects element-wise instead, in one graph:
+
+    y = torch.where(x.sum() > 0, x * 2, x * 3)
+
+`check_conditional` checks conditional expressions; `if`/`elif` and `while` statements are
+checked on their header by the analysis itself (rewriters/analysis.py), which owns the
+statement the finding belongs to.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from carve.rewriters.checks.context import CheckContext
+from carve.rewriters.rules._rule import Rule, Strategy, Violation
+
+RULE = Rule(
+    "CRV005", "data-dependent-branch", "control flow on a tensor's value",
+    "An `if`/`while` (or `and`/`or`/conditional expression) whose condition depends on a tensor's data "
+    "cannot be decided when the graph is built.",
+    "Compute both sides and select with torch.where, or use torch.cond for larger branches.",
+    Strategy.REWRITE,
+    hoistable=True,
+    what="Flags `if`, `elif` and `while` conditions and conditional expressions (`a if cond else b`) whose "
+         "value depends on a tensor's data (`x.sum() > 0`), not on its shape, dtype or device.",
+    why="The branch taken is decided by Python from a value computed in the graph: the graph has to end at "
+        "the condition and hand the value to Python, and each branch becomes a graph of its own.",
+    bad_example="if x.sum() > 0:\n    y = x * 2\nelse:\n    y = -x",
+    good_example="y = torch.where(x.sum() > 0, x * 2, -x)",
+    known_problems="Whether the condition reads tensor data is inferred from the source: a condition on the "
+                   "result of a function the analysis cannot read is missed.",
+    fix_safety="`carve lint --fix --unsafe-fixes` rewrites an `if` whose two branches assign the same name "
+               "(or return) into one `torch.where`: unsafe, since both sides are then computed and torch.where "
+               "broadcasts and promotes them. The compiler keeps the `if` in Python and computes its condition "
+               "in the graph before it.",
+)
+
+
+def check_conditional(node: cst.IfExp, ctx: CheckContext):
+    if ctx.tensors.reads_value(node.test):
+        yield Violation(RULE.code, "conditional expression (`a if cond else b`) depends on a tensor's value")

@@ -1,0 +1,85 @@
+"""CRV013: a call torch.compile never traces: a disabled function, or one of Dynamo's own skip rules.
+
+    t0 = time.perf_counter()            # CRV013: the time module's clocks are skipped functions
+    scheduler.step()                    # CRV013: torch/optim/lr_scheduler.py is a force-skipped file
+    pbar.update(1)                      # CRV013: tqdm is on Dynamo's third-party skip list
+    f1 = sklearn.metrics.f1_score(y, p) # CRV013: so is scikit-learn
+    optimizer.step()                    # not CRV013: not a scheduler (a side effect, CRV019)
+
+Dynamo graph-breaks at each ("Attempted to call function marked as skipped"). The
+receivers of `.step()` and `.update()` cannot be typed from the source alone, so
+schedulers and progress bars are recognised by their conventional names (`scheduler`,
+`lr_sched`, `pbar`, `progress_bar`), as loggers are by theirs (crv003_io.py).
+`check_call` finds these; calls to functions marked carve.disable / torch.compiler.disable
+are found by the analysis (rewriters/analysis.py) through the callee resolver.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from carve.rewriters.checks.context import CheckContext, method_name, method_receiver
+from carve.rewriters.op_tables import IO_FUNCTIONS
+from carve.rewriters.rules._rule import Rule, Strategy, Violation
+
+RULE = Rule(
+    "CRV013", "disabled-callee", "call to a disabled or skipped function",
+    "The callee is marked carve.disable / torch.compiler.disable, or torch.compile's own rules skip it "
+    "(the time module's clocks, torch.optim.lr_scheduler, progress bars and the other third-party packages "
+    "on Dynamo's skip list): it runs eagerly, so the graph breaks at the call.",
+    "If the callee is pure tensor code, remove the marker or use carve.nonstrict_trace; move clock reads, "
+    "scheduler steps and progress-bar updates out of the compiled function.",
+    Strategy.ESCAPE_HATCH,
+    resumable_in_branch=True,
+    what="Flags calls to functions marked `carve.disable` / `torch.compiler.disable`, clock reads of the "
+         "`time` module, learning-rate scheduler steps, progress-bar updates and calls into the third-party "
+         "packages on Dynamo's skip list (tqdm, pandas, scikit-learn, ...).",
+    why="torch.compile does not trace into these functions: it ends the graph before the call, runs the call "
+        "eagerly and starts a new graph after it.",
+    bad_example="@torch.compiler.disable\ndef helper(x): ...\n\ny = helper(x)",
+    good_example="@torch._dynamo.nonstrict_trace\ndef helper(x): ...\n\ny = helper(x)",
+    known_problems="Schedulers and progress bars are recognised by the receiver's name (containing `sched`, "
+                   "`pbar`, `progress` or `tqdm`): a scheduler named `lr_policy` is missed, and an unrelated "
+                   "object named `progress` is flagged. A disable marker is seen by `carve lint` only where "
+                   "the decorated function's source can be read.",
+    fix_safety="No automatic fix. The compiler runs the call eagerly between two graphs.",
+)
+
+# torch._dynamo.trace_rules.THIRDPARTY_SKIPLIST of torch 2.13 (copied: the rewriters never import torch).
+DYNAMO_THIRDPARTY_SKIPLIST = frozenset({
+    "fx2trt_oss", "hypothesis", "networkx", "numpy", "onnx", "onnxruntime", "onnx_tf", "pandas",
+    "sklearn", "tabulate", "tensorflow", "tensorrt", "torch2trt", "tqdm", "tree", "tvm", "xarray",
+})
+# NumPy is on the list, but Dynamo traces NumPy calls itself (trace_numpy).
+SKIPPED_PACKAGES = DYNAMO_THIRDPARTY_SKIPLIST - {"numpy"}
+CLOCK_FUNCTIONS = frozenset(
+    f"time.{name}{suffix}" for name in ("time", "perf_counter", "monotonic", "process_time", "thread_time")
+    for suffix in ("", "_ns")
+)
+SCHEDULER_METHODS = frozenset({"step", "get_last_lr", "get_lr"})
+PROGRESS_BAR_METHODS = frozenset({
+    "update", "set_postfix", "set_postfix_str", "set_description", "set_description_str", "refresh", "close",
+    "reset", "clear", "display",
+})
+
+
+def check_call(call: cst.Call, ctx: CheckContext):
+    name = ctx.qualified(call.func) or ""
+    if name in IO_FUNCTIONS:
+        return  # I/O (`tqdm.write`, `time.sleep`): CRV003's
+    if name in CLOCK_FUNCTIONS:
+        yield Violation(RULE.code, f"{ctx.dotted(call.func)}() reads the clock, which torch.compile does not trace")
+        return
+    package = name.split(".", 1)[0]
+    local_head = (ctx.dotted(call.func) or "").split(".", 1)[0]
+    if package in SKIPPED_PACKAGES and local_head in ctx.imports.aliases:  # imported, not a local named `tree`
+        yield Violation(RULE.code, f"{ctx.dotted(call.func)}() is in {package}, a package torch.compile skips")
+        return
+    method = method_name(call)
+    if method is None:
+        return
+    receiver = (ctx.dotted(method_receiver(call)) or "").rsplit(".", 1)[-1].lower()
+    if method in SCHEDULER_METHODS and "sched" in receiver:
+        yield Violation(RULE.code, f"{ctx.dotted(call.func)}(): torch.compile skips torch.optim.lr_scheduler")
+    elif method in PROGRESS_BAR_METHODS and any(word in receiver for word in ("pbar", "progress", "tqdm")):
+        yield Violation(RULE.code, f"{ctx.dotted(call.func)}(): progress bars (tqdm) are skipped by torch.compile")

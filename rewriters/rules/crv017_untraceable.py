@@ -1,0 +1,26 @@
+"""CRV017: code carve's tracer could not capture.
+
+    y = some_c_extension(x)         # CRV017, at run time: an opaque call on a tensor
+
+Not found in the source: carve's tracer reports it while a region runs (runtime/tracer.py,
+`UNTRACEABLE`), and the compiler when a function cannot be compiled at all (compiler/api.py).
+`carve lint` never reports it.
+"""
+
+from carve.rewriters.rules._rule import Rule, Strategy
+
+RULE = Rule(
+    "CRV017", "untraceable", "code carve cannot trace",
+    "carve could not capture this statement in a graph (for example it reads a tensor that is not an input, "
+    "or produced a value of a type a graph cannot return). It runs eagerly.",
+    "Pass the tensor in as an argument, or report the construct as a carve issue.",
+    Strategy.REWRITE, breaks_torch_compile=False,
+    what="Reports, at run time, a statement carve's tracer could not record as graph operations.",
+    why="What the tracer cannot record cannot be replayed by a cached graph, so carve runs the statement "
+        "eagerly; torch.compile, which traces bytecode, may well capture it.",
+    bad_example="y = some_c_extension(x)",
+    good_example="y = torch.library.custom_op(...)  # an opaque custom op",
+    known_problems="Found only on the inputs a run sees: another input may take a path the tracer "
+                   "handles, or one it does not.",
+    fix_safety="No automatic fix. The compiler runs the statement eagerly between two graphs.",
+)
