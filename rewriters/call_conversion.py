@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import TypeVar, cast
 
 import libcst as cst
-from libcst.helpers import parse_template_expression
+
+from carve.rewriters.templates import replace_expression
 
 N = TypeVar("N", bound=cst.CSTNode)
 
@@ -46,5 +47,5 @@ class _CallConverter(cst.CSTTransformer):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         if id(original) not in self.calls:
             return updated
-        compiled = parse_template_expression("{var}.compiled({fn})", var=cst.Name(self.regions_var), fn=updated.func)
-        return updated.with_changes(func=compiled)
+        return updated.with_changes(func=replace_expression(
+            "regions.compiled(function)", regions=self.regions_var, function=updated.func))

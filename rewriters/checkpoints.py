@@ -13,10 +13,10 @@ error_on_graph_break, naming the user's line.
 from __future__ import annotations
 
 import libcst as cst
-from libcst.helpers import parse_template_statement
 
 from carve.rewriters.findings import Finding
 from carve.rewriters.rules import rule
+from carve.rewriters.templates import MarkOrigin, replace_statement
 
 
 def eager_comment(finding: Finding) -> cst.EmptyLine:
@@ -25,11 +25,11 @@ def eager_comment(finding: Finding) -> cst.EmptyLine:
     return cst.EmptyLine(comment=cst.Comment(text))
 
 
-def checkpoint(finding: Finding, regions_var: str, line: int) -> cst.BaseStatement:
-    """`_carve_f.graph_break(<the finding's line, else line>, "<code>")`"""
-    return parse_template_statement(
-        "{var}.graph_break({line}, {code})", var=cst.Name(regions_var),
-        line=cst.Integer(str(finding.line or line)), code=cst.SimpleString(f'"{finding.code}"'),
+def checkpoint(finding: Finding, regions_var: str, line: int, origin: MarkOrigin | None = None) -> cst.BaseStatement:
+    """`_carve_f.graph_break(<the finding's line, else line>, "<code>")`; `origin`: as in `templates.replace`."""
+    return replace_statement(
+        "regions.graph_break(line, code)",
+        regions=regions_var, line=finding.line or line, code=cst.SimpleString(f'"{finding.code}"'), origin=origin,
     )
 
 

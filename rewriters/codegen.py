@@ -16,8 +16,9 @@ factory so that the regions close over the function's closure cells:
 
     def __carve_factory__(_carve_f, <free variables of f>):
         from carve.rewriters.unbound import UNBOUND as _carve_unbound   # if a name may be unbound
-        <region functions>
-        <rewritten f>
+        @_carve_f.graph(2, 3)
+        def _f_graph_region_0(x): ...                                   # the region functions
+        def f(x): ...                                                   # the rewritten f
         return f
 
 `LineTable` then points every line of the generated code at the user's
@@ -32,11 +33,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
-from libcst.helpers import parse_template_statement
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from carve.rewriters.naming import FACTORY_NAME, UNBOUND_IMPORT
 from carve.rewriters.outline import OutlinedFunction
+from carve.rewriters.templates import replace, replace_statement
 
 __all__ = ["FACTORY_NAME", "GeneratedCode", "LineTable", "factory_module"]
 
@@ -58,16 +59,17 @@ def factory_module(
     # the compiler gives the function the original's own default objects after.
     function = outlined.function.with_changes(decorators=(), leading_lines=(), returns=None)
     function = function.with_changes(params=function.params.visit(_StripAnnotationsAndDefaults()))
+    # A changed node is a new one: it stands for what the outlined function stood for.
     outlined.origins[id(function)] = (function, outlined.origins[id(outlined.function)][1])
-    params = [outlined.regions_var, *freevars]
-    ret = parse_template_statement("return {name}", name=cst.Name(func_name))
-    prologue = []
-    if outlined.uses_unbound:
-        prologue.append(cst.parse_statement(UNBOUND_IMPORT.format(name=outlined.unbound_var) + "\n"))
-    factory = cst.FunctionDef(
-        name=cst.Name(FACTORY_NAME),
-        params=cst.Parameters(params=[cst.Param(cst.Name(p)) for p in params]),
-        body=cst.IndentedBlock(body=[*prologue, *outlined.region_defs, function, ret]),
+    unbound_import = replace(UNBOUND_IMPORT, unbound=outlined.unbound_var) if outlined.uses_unbound else []
+    factory = replace_statement(
+        "def factory(regions, freevars):\n"
+        "    unbound_import\n"
+        "    region_defs\n"
+        "    function\n"
+        "    return name\n",
+        factory=FACTORY_NAME, regions=outlined.regions_var, freevars=freevars, unbound_import=unbound_import,
+        region_defs=outlined.region_defs, function=function, name=func_name,
     )
     module = cst.Module(body=[factory])
     line_map = _line_map(module, outlined, def_line, filename)

@@ -29,6 +29,7 @@ import libcst as cst
 from carve.rewriters.names import ImportTable, dotted_name
 from carve.rewriters.naming import Namer
 from carve.rewriters.rules import RULES
+from carve.rewriters.templates import replace_statement
 from carve.rewriters.tensors import NON_TENSOR_METHODS, TORCH_NON_TENSOR, TensorInference
 
 # I/O, conversions, data-dependent tests, and Python side effects (`acc.append(t.mean())`,
@@ -89,7 +90,9 @@ class Hoister:
             name = self.namer.numbered(TEMP_PREFIX)
             temps.append(name)
             replacements[id(expression)] = cst.Name(name)
-            assignments.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], expression)]))
+            # The user's expression itself, not a copy: what the analysis knows of its nodes still holds.
+            assignments.append(cast(cst.SimpleStatementLine,
+                                    replace_statement("temp = expression", temp=name, expression=expression)))
         # _Replace also replaces `owner` itself when the whole of it was hoisted. It only swaps
         # expressions for names, so the result is a node, never a removal.
         return Hoisted(assignments, cast(cst.CSTNode, owner.visit(_Replace(replacements))), temps)

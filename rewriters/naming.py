@@ -28,7 +28,8 @@ import libcst as cst
 FACTORY_NAME = "__carve_factory__"
 # What the generated code calls `carve.rewriters.unbound.UNBOUND` (when that name is free).
 UNBOUND_VAR = "_carve_unbound"
-UNBOUND_IMPORT = "from carve.rewriters.unbound import UNBOUND as {name}"
+# A template (`carve.rewriters.templates`): `unbound` is the name the import binds.
+UNBOUND_IMPORT = "from carve.rewriters.unbound import UNBOUND as unbound"
 
 
 class Namer:

@@ -47,15 +47,22 @@ Python.
 
 Every emitted statement is recorded in `origins` with the original lines it
 stands for, so the compiled code's line table points into the user's file.
+The user's statements are recorded where they enter the generated code; the
+glue around them (the region function, its call, `return` of the outputs,
+the checkpoints) is written as templates (`carve.rewriters.templates`) that
+insert the user's nodes as they are, and each template use says once which
+lines the statements it makes stand for:
+
+    replace("return outputs", outputs=["y", "z"], origin=self._glue(last, last))
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
 import libcst as cst
-from libcst.helpers import parse_template_expression, parse_template_statement
 
 from carve.rewriters.analysis import FunctionAnalysis, ModuleContext, child_blocks
 from carve.rewriters.bindings import Bindings, State
@@ -70,6 +77,7 @@ from carve.rewriters.partition import (
     partition_block,
 )
 from carve.rewriters.names import integer_value
+from carve.rewriters.templates import MarkOrigin, replace, replace_expression, replace_statement
 from carve.rewriters.tensors import NON_TENSOR_ATTRIBUTES, NON_TENSOR_METHODS, TensorInference
 
 N = TypeVar("N", bound=cst.CSTNode)
@@ -173,6 +181,18 @@ class _Outliner:
     def _origin(self, node: N, first: int, last: int, verbatim: bool) -> N:
         self.result.origins[id(node)] = (node, Origin(first, last, verbatim))
         return node
+
+    def _glue(self, first: int, last: int) -> MarkOrigin:
+        """A template's `origin`: each statement it makes is glue standing for lines `first`-`last`."""
+        return lambda statement: self._origin(statement, first, last, verbatim=False)
+
+    def _with_leading_lines(self, node: N, leading_lines: Sequence[cst.EmptyLine]) -> N:
+        """`node` with other comments and blank lines above it, standing for the lines it stood for."""
+        moved = node.with_changes(leading_lines=leading_lines)
+        recorded = self.result.origins.pop(id(node), None)
+        if recorded is not None:
+            self.result.origins[id(moved)] = (moved, recorded[1])
+        return moved
 
     def _lines(self, node: cst.CSTNode) -> tuple[int, int]:
         synthetic = self.synthetic_lines.get(id(node))
@@ -318,64 +338,66 @@ class _Outliner:
         if plan.deleted_on_entry or plan.unbound_outputs or any(not state.surely_bound(n) for n in inputs):
             self.result.uses_unbound = True
 
-        # The region function: the user's statements verbatim, then the outputs.
+        # The region function: the user's statements verbatim (their own nodes, each standing for its
+        # lines), after restoring the inputs that came in UNBOUND, before returning the outputs.
         leading = getattr(run.statements[0], "leading_lines", ())
-        body: list[cst.BaseStatement] = [as_statement_line(s) for s in run.statements]
-        body[0] = body[0].with_changes(leading_lines=())
-        for original, line in zip(run.statements, body):
+        statements = [as_statement_line(s) for s in run.statements]
+        statements[0] = statements[0].with_changes(leading_lines=())
+        for original, line in zip(run.statements, statements):
             self._origin(line, *self._lines(original), verbatim=True)
         # An input that came in UNBOUND is unbound again before the user's code reads it.
-        restore = [self._origin(_delete_if_unbound(n, unbound), first, first, verbatim=False)
-                   for n in plan.deleted_on_entry]
-        body = restore + body
-        if not run.ends_with_return and outputs:
-            ret = cst.parse_statement(f"return {', '.join(outputs)}")
-            body.append(self._origin(ret, last, last, verbatim=False))
-        region_def = cst.FunctionDef(
-            name=cst.Name(name),
-            params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in inputs]),
-            body=cst.IndentedBlock(body=body),
-            decorators=[cst.Decorator(parse_template_expression(
-                "{var}.graph({first}, {last})", var=cst.Name(self.regions_var),
-                first=cst.Integer(str(first)), last=cst.Integer(str(last))))],
-            leading_lines=[cst.EmptyLine(indent=False)],
-        )
-        self._origin(region_def, first, last, verbatim=False)
-        self.result.region_defs.append(region_def)
+        restore = [_delete_if_unbound(n, unbound, self._glue(first, first)) for n in plan.deleted_on_entry]
+        # The outputs go back to the call site, unless the run returns from the function itself.
+        returns = [] if run.ends_with_return or not outputs else replace(
+            "return outputs", outputs=outputs, origin=self._glue(last, last))
+        region_def = cast(cst.FunctionDef, replace_statement(
+            "@regions.graph(first, last)\n"
+            "def name(inputs):\n"
+            "    restore\n"
+            "    statements\n"
+            "    returns\n",
+            regions=self.regions_var, first=first, last=last, name=name, inputs=inputs,
+            restore=restore, statements=statements, returns=returns, origin=self._glue(first, last),
+        ))
+        self.result.region_defs.append(self._with_leading_lines(region_def, [cst.EmptyLine(indent=False)]))
 
         # The call site, which keeps the user's comments that stood before the run.
+        glue = self._glue(first, last)
         emitted: list[cst.BaseStatement] = []
-        arguments = [self._argument(n, state, emitted) for n in inputs]
-        call = parse_template_expression(
-            "{name}(" + ", ".join("{a%d}" % i for i in range(len(inputs))) + ")",
-            name=cst.Name(name),
-            # The keys are a0, a1, ...: never the `config` parameter mypy fears the dict could fill.
-            **{f"a{i}": argument for i, argument in enumerate(arguments)},  # type: ignore[arg-type]
-        )
+        call = replace_expression("name(arguments)", name=name,
+                                  arguments=[self._argument(n, state, emitted, glue) for n in inputs])
         if run.ends_with_return:
-            statement = parse_template_statement("return {call}", call=call)
+            emitted += replace("return call", call=call, origin=glue)
         elif not outputs:
-            statement = parse_template_statement("{call}", call=call)
+            emitted += replace("call", call=call, origin=glue)
         else:
-            statement = parse_template_statement(f"{', '.join(outputs)} = {{call}}", call=call)
-        emitted.append(statement)
+            emitted += replace("outputs = call", outputs=outputs, call=call, origin=glue)
         # An output that came back UNBOUND is unbound again, as eager left it.
-        emitted.extend(_delete_if_unbound(n, unbound) for n in plan.unbound_outputs)
-        emitted[0] = emitted[0].with_changes(leading_lines=leading)
-        return [self._origin(node, first, last, verbatim=False) for node in emitted]
+        emitted += [_delete_if_unbound(n, unbound, glue) for n in plan.unbound_outputs]
+        emitted[0] = self._with_leading_lines(emitted[0], leading)
+        return emitted
 
-    def _argument(self, name: str, state: State, emitted: list[cst.BaseStatement]) -> cst.BaseExpression:
+    def _argument(
+        self, name: str, state: State, emitted: list[cst.BaseStatement], glue: MarkOrigin
+    ) -> cst.BaseExpression:
         """`name`, or UNBOUND where it is surely unbound, or whichever it is where it may be."""
         if state.surely_bound(name):
             return cst.Name(name)
         if state.surely_unbound(name):
             return cst.Name(self.unbound_var)
         if not self.locals_shadowed:
-            return parse_template_expression(
-                "locals().get({key}, {unbound})", key=cst.SimpleString(f'"{name}"'), unbound=cst.Name(self.unbound_var))
+            return replace_expression("locals().get(key, unbound)",
+                                      key=cst.SimpleString(f'"{name}"'), unbound=self.unbound_var)
         temp = self.temps.numbered("_carve_a")
-        emitted.append(cst.parse_statement(
-            f"try:\n    {temp} = {name}\nexcept NameError:\n    {temp} = {self.unbound_var}\n"))
+        emitted += replace(
+            """
+            try:
+                temp = name
+            except NameError:
+                temp = unbound
+            """,
+            temp=temp, name=name, unbound=self.unbound_var, origin=glue,
+        )
         return cst.Name(temp)
 
     def _inline(self, statement: Statement) -> cst.SimpleStatementLine | cst.BaseCompoundStatement:
@@ -394,9 +416,9 @@ class _Outliner:
             breaks = item.breaks
             shown = breaks[0] if breaks else item.findings[0]
             if breaks:
-                marker = checkpoint(shown, self.regions_var, first).with_changes(
-                    leading_lines=[*statement.leading_lines, eager_comment(shown)])
-                emitted.append(self._origin(marker, shown.line or first, shown.line or first, verbatim=False))
+                line = shown.line or first
+                marker = checkpoint(shown, self.regions_var, first, origin=self._glue(line, line))
+                emitted.append(self._with_leading_lines(marker, [*statement.leading_lines, eager_comment(shown)]))
                 converted = converted.with_changes(leading_lines=())
             else:
                 converted = converted.with_changes(leading_lines=[*statement.leading_lines, eager_comment(shown)])
@@ -415,9 +437,8 @@ class _Outliner:
         if item.header_breaks:
             self.result.eager.append(EagerInfo(first, item.header_findings))
             finding = item.header_breaks[0]
-            marker = checkpoint(finding, self.regions_var, first).with_changes(
-                leading_lines=[*statement.leading_lines, eager_comment(finding)])
-            emitted.append(self._origin(marker, first, first, verbatim=False))
+            marker = checkpoint(finding, self.regions_var, first, origin=self._glue(first, first))
+            emitted.append(self._with_leading_lines(marker, [*statement.leading_lines, eager_comment(finding)]))
             replaced = replaced.with_changes(leading_lines=())
         # Glue: lines of the compound not covered by its (recorded) inner statements map to its header.
         emitted.append(self._origin(replaced, first, last, verbatim=False))
@@ -531,8 +552,8 @@ class _Plan:
     conflicts: set[str]           # may go out UNBOUND, yet read where possibly unbound
 
 
-def _delete_if_unbound(name: str, unbound: str) -> cst.BaseStatement:
-    return cst.parse_statement(f"if {name} is {unbound}: del {name}\n")
+def _delete_if_unbound(name: str, unbound: str, glue: MarkOrigin) -> cst.BaseStatement:
+    return replace_statement("if name is unbound: del name", name=name, unbound=unbound, origin=glue)
 
 
 def _hoistable(findings: list[Finding]) -> bool:

@@ -50,7 +50,6 @@ from dataclasses import dataclass, field
 from typing import cast
 
 import libcst as cst
-from libcst.helpers import parse_template_statement
 
 from carve.rewriters.analysis import ModuleContext
 from carve.rewriters.callees import decorator_name
@@ -59,6 +58,7 @@ from carve.rewriters.names import ImportTable
 from carve.rewriters.naming import FACTORY_NAME, UNBOUND_IMPORT, UNBOUND_VAR, Namer
 from carve.rewriters.outline import OutlinedFunction
 from carve.rewriters.passes import outline
+from carve.rewriters.templates import replace_expression, replace_statement
 from carve.rewriters.tensor_functions import TensorFunctions
 
 COMPILE_DECORATORS = frozenset({"carve.compile", "torch.compile", "torch.compiler.compile"})
@@ -122,8 +122,8 @@ def rewrite_source(
     new_module = module.visit(transformer)
     new_module = _ensure_import_carve(new_module, context)
     if any(f.outlined.uses_unbound for f in transformer.rewritten):
-        new_module = _insert_after_imports(
-            new_module, cst.parse_statement(UNBOUND_IMPORT.format(name=transformer.unbound_var) + "\n"))
+        unbound_import = replace_statement(UNBOUND_IMPORT, unbound=transformer.unbound_var)
+        new_module = _insert_after_imports(new_module, unbound_import)
     return RewriteResult(new_module.code, transformer.rewritten)
 
 
@@ -278,10 +278,10 @@ class _ModuleRewriter(cst.CSTTransformer):
         )
         regions_var = outlined.regions_var
         self.rewritten.append(RewrittenFunction(target.qualname, self.context.line_of(func), outlined))
-        arguments = "".join(", " + a for a in self._compile_arguments(func))
-        regionset = parse_template_statement(
-            "{var} = carve.RegionSet({name}" + arguments + ")",
-            var=cst.Name(regions_var), name=cst.SimpleString(_quoted(target.qualname)),
+        regionset = replace_statement(
+            "regions = carve.RegionSet(qualname, options)",
+            regions=regions_var, qualname=cst.SimpleString(_quoted(target.qualname)),
+            options=self._compile_arguments(func),
         )
         region_defs = [
             region_def.with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(
@@ -289,7 +289,7 @@ class _ModuleRewriter(cst.CSTTransformer):
             ))])
             for region_def, info in zip(outlined.region_defs, outlined.regions)
         ]
-        entry = cst.Decorator(cst.Attribute(cst.Name(regions_var), cst.Name("entry")))
+        entry = cst.Decorator(replace_expression("regions.entry", regions=regions_var))
         decorators = [entry if self._is_compile_decorator(d) else d for d in outlined.function.decorators]
         if not any(d is entry for d in decorators):
             decorators.append(entry)
@@ -313,7 +313,7 @@ class _ModuleRewriter(cst.CSTTransformer):
     def _is_compile_decorator(self, decorator: cst.Decorator) -> bool:
         return decorator_name(decorator, self.context.imports) in COMPILE_DECORATORS
 
-    def _compile_arguments(self, func: cst.FunctionDef) -> list[str]:
+    def _compile_arguments(self, func: cst.FunctionDef) -> list[cst.Arg]:
         """The decorator's keywords, passed on to carve.RegionSet; anything else cannot be."""
         render = cst.Module(body=[]).code_for_node
         for decorator in func.decorators:
@@ -334,7 +334,9 @@ class _ModuleRewriter(cst.CSTTransformer):
                         f"(carve takes {', '.join(sorted(COMPILE_KEYWORDS))})",
                         self.context.line_of(decorator),
                     )
-                arguments.append(render(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)).strip())
+                # As written, without the spacing around it (a decorator may span lines).
+                arguments.append(arg.with_changes(
+                    comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=cst.SimpleWhitespace("")))
             return arguments
         return []
 
