@@ -23,61 +23,35 @@ two graphs (`splits_carve_graph`: what `fullgraph=True` refuses), and does
 (CRV019) splits a carve graph but does not break torch.compile's.
 
 This package is plain data and libcst: it never imports torch, so the runtime and the lint
-reporters may read it freely. A new rule is a new module here, listed in `_RULE_MODULES`
-(and its checks in the tuples below, if it has any).
+reporters may read it freely. A new rule is a new module here (and its checks in the
+tuples below, if it has any).
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
+# The modules whose checks run at calls, subscripts and conditional expressions (below).
 from carve.rewriters.rules import (
-    crv000_syntax_error,
     crv001_explicit_graph_break,
     crv002_skip_frame,
     crv003_io,
     crv004_tensor_to_python,
     crv005_data_dependent_branch,
-    crv006_break_in_loop,
-    crv007_break_in_try,
-    crv008_break_in_with,
     crv009_data_dependent_shape,
-    crv010_generator,
-    crv011_async,
     crv012_autograd_in_compiled,
     crv013_disabled_callee,
     crv014_numpy_call,
-    crv015_disallowed_in_graph,
-    crv016_callee_graph_break,
-    crv017_untraceable,
-    crv018_compile_skips_function,
-    crv019_python_side_effect,
-    crv020_recompile_limit,
     crv021_eager_in_carve_only,
 )
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
-_RULE_MODULES = (
-    crv000_syntax_error,
-    crv001_explicit_graph_break,
-    crv002_skip_frame,
-    crv003_io,
-    crv004_tensor_to_python,
-    crv005_data_dependent_branch,
-    crv006_break_in_loop,
-    crv007_break_in_try,
-    crv008_break_in_with,
-    crv009_data_dependent_shape,
-    crv010_generator,
-    crv011_async,
-    crv012_autograd_in_compiled,
-    crv013_disabled_callee,
-    crv014_numpy_call,
-    crv015_disallowed_in_graph,
-    crv016_callee_graph_break,
-    crv017_untraceable,
-    crv018_compile_skips_function,
-    crv019_python_side_effect,
-    crv020_recompile_limit,
-    crv021_eager_in_carve_only,
+# Every rule module of this folder, found by its name: a new rule's file is registered by
+# existing (tests/rewriters/test_rule_modules.py checks each defines the RULE its name says).
+_RULE_MODULES = tuple(
+    importlib.import_module(f"{__name__}.{name}")
+    for name in sorted(info.name for info in pkgutil.iter_modules(__path__) if info.name.startswith("crv"))
 )
 
 RULES: dict[str, Rule] = {module.RULE.code: module.RULE for module in _RULE_MODULES}
