@@ -92,7 +92,8 @@ def section(results: dict) -> str:
         "carve's first call at most half of torch.compile's. *Floor*: torch.compile's first call on the same "
         "model cut to one layer, what a compiler pays that compiles the repeated layer once and all else "
         "as torch.compile does (Inductor compiles each distinct kernel once in a process, so the layers' "
-        "kernels are shared by both compilers already).",
+        "kernels are shared by both compilers already). One run per cell: both GPT-2 rows have the same "
+        "one-layer floor model, so the difference between their floors shows how noisy a single first call is.",
         "",
         "| model | Inductor start-up | model's first call: torch.compile | carve | carve / torch.compile "
         "| floor (one layer) | floor / torch.compile | matches eager |",
