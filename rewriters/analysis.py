@@ -57,6 +57,12 @@ RESUMABLE_CONTEXT_MANAGERS = frozenset({
 TRACEABLE_CONTEXT_MANAGERS = RESUMABLE_CONTEXT_MANAGERS | frozenset({
     "torch.nn.attention.sdpa_kernel",
 })
+# torch's context managers whose `__enter__` returns an object (autocast returns itself,
+# sdpa_kernel a dict), which `with ... as name` binds eagerly and a trace binds to None.
+OBJECT_ENTERING_MANAGERS = frozenset({
+    "torch.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast", "torch.cuda.amp.autocast",
+    "torch.nn.attention.sdpa_kernel",
+})
 CONTAINMENT_RULES = {cst.For: "CRV006", cst.While: "CRV006", cst.Try: "CRV007", cst.With: "CRV008"}
 if hasattr(cst, "TryStar"):
     CONTAINMENT_RULES[cst.TryStar] = "CRV007"
@@ -245,6 +251,7 @@ class _FunctionWalker:
         elif isinstance(statement, cst.With):
             for item in statement.items:
                 self._expressions(statement, item.item)
+                self._object_a_trace_would_not_bind(statement, item)
             if self._entered_all_in(statement, TRACEABLE_CONTEXT_MANAGERS):
                 self.analysis.torch_context_managers.add(id(statement))
             if self._resumable(statement):
@@ -269,6 +276,18 @@ class _FunctionWalker:
         if header_line in self.forced_breaks:
             code, message = self.forced_breaks[header_line]
             self._record(statement, Finding(code, message, header_line))
+
+    def _object_a_trace_would_not_bind(self, statement: cst.With, item: cst.WithItem) -> None:
+        """`with torch.autocast("cpu") as ac:`: eager binds the autocast object, a traced `with`
+        binds None (Dynamo's wrong value, so torch.compile's too). The header stays Python, and
+        the function is not handed whole to Dynamo; the block's body is still compiled."""
+        if item.asname is None:
+            return
+        expression = item.item.func if isinstance(item.item, cst.Call) else item.item
+        manager = self.ctx.qualified(expression)
+        if manager in OBJECT_ENTERING_MANAGERS:
+            violation = Violation("CRV019", f"`as` binds the {manager} object, which a traced `with` binds to None")
+            self._record(statement, replace(self._finding(violation, item, owner=statement), frozen_by_tracing=True))
 
     def _resumable(self, statement: cst.With) -> bool:
         return self._entered_all_in(statement, RESUMABLE_CONTEXT_MANAGERS)

@@ -93,3 +93,21 @@ def test_enable_grad_nested_in_no_grad_with_a_break_inside():
         yield compiled(x + 1, w)
 
     differential(scenario, backends=BOTH)
+
+
+def names_the_autocast_object(x, w):
+    with torch.autocast("cpu", dtype=torch.bfloat16) as autocast:
+        y = x @ w
+    return y.float(), type(autocast).__name__
+
+
+def test_the_object_a_with_statement_binds_is_eagers():
+    # A traced `with torch.autocast(...) as name` binds None (torch.compile returns "NoneType"
+    # here): carve keeps the header in Python, so the name is the autocast object.
+    def scenario(compile):
+        compiled = compile(names_the_autocast_object)
+        x, w = torch.randn(3, 3), torch.randn(3, 3)
+        yield compiled(x, w)
+        yield compiled(x * 2, w)
+
+    differential(scenario, backends=BOTH)
