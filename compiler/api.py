@@ -25,7 +25,8 @@ import inspect
 import logging
 import types
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from carve.block_screen import compiles_as_one_graph
 from carve.explanation import register_regionset, unregister_regionset

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 from carve.explanation import register_regionset
 from carve.rewriters.findings import Finding

@@ -30,7 +30,8 @@ Only imported explicitly (`import carve` does not load it), so importing torch h
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Union
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -53,7 +54,7 @@ class CountingBackend:
     and `ops_run` (the ops those executions ran).
     """
 
-    def __init__(self, inner: Union[str, Backend, None] = None, *,
+    def __init__(self, inner: str | Backend | None = None, *,
                  count_ops: Callable[[torch.fx.GraphModule], int] = count_graph_ops) -> None:
         self.inner = inner
         self._compile = None if inner is None else lookup_backend(inner)
@@ -61,8 +62,8 @@ class CountingBackend:
         # torch.compile and carve name a callable backend by its __name__ in logs and errors.
         self.__name__ = "counting_backend"
         self.graphs = 0
-        self.graph_modules: List[torch.fx.GraphModule] = []
-        self.ops_per_graph: List[int] = []
+        self.graph_modules: list[torch.fx.GraphModule] = []
+        self.ops_per_graph: list[int] = []
         self.calls = 0
         self.ops_run = 0
 

@@ -43,7 +43,7 @@ import builtins
 import dis
 import inspect
 import types
-from typing import Any, Dict, Optional, Tuple, TypeGuard
+from typing import Any, TypeGuard
 
 import torch
 
@@ -74,20 +74,20 @@ _OPEN_OPCODES = frozenset(
 # code object -> the globals it reads, each with the attribute chain read from it
 # (`torch.nn.functional.relu` is ("torch", ("nn", "functional", "relu"))), or None when the
 # code itself is open.
-_code_globals: Dict[types.CodeType, Optional[Tuple[Tuple[str, Tuple[str, ...]], ...]]] = {}
+_code_globals: dict[types.CodeType, tuple[tuple[str, tuple[str, ...]], ...] | None] = {}
 _ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 
 
-def _global_reads(code: types.CodeType) -> Optional[Tuple[Tuple[str, Tuple[str, ...]], ...]]:
+def _global_reads(code: types.CodeType) -> tuple[tuple[str, tuple[str, ...]], ...] | None:
     """The globals `code` reads with their attribute chains, or None if its instructions alone
     make it open."""
     if code in _code_globals:
         return _code_globals[code]
-    reads: Optional[Tuple[Tuple[str, Tuple[str, ...]], ...]] = None
+    reads: tuple[tuple[str, tuple[str, ...]], ...] | None = None
     if not code.co_freevars and not code.co_cellvars and not any(
             isinstance(c, types.CodeType) for c in code.co_consts):
         found: list = []
-        chain: Optional[list] = None
+        chain: list | None = None
         for instruction in dis.get_instructions(code):
             if instruction.opname in _OPEN_OPCODES:
                 break
@@ -157,7 +157,7 @@ def _closed_global(fn: types.FunctionType, name: str) -> bool:
 # included) or whose result the guards pin down (grad mode, default dtype, ...). Anything else a
 # torch module holds may read Python state no guard covers (`torch.initial_seed()`,
 # `torch.is_anomaly_enabled()`, `torch.backends.mkldnn.enabled`): such regions go to Dynamo.
-_torch_callables: Optional[frozenset] = None
+_torch_callables: frozenset | None = None
 _TORCH_CONSTANTS = frozenset({"pi", "e", "inf", "nan", "newaxis"})
 _PURE_TORCH_VALUES = (torch.dtype, torch.device, torch.layout, torch.memory_format, torch.finfo, torch.iinfo)
 _PURE_TORCH_TYPES = (torch.Size, torch.finfo, torch.iinfo, torch.device, torch.dtype)
@@ -189,7 +189,7 @@ def _traced_torch_callables() -> frozenset:
     return _torch_callables
 
 
-def _closed_torch_read(module: types.ModuleType, attrs: Tuple[str, ...]) -> bool:
+def _closed_torch_read(module: types.ModuleType, attrs: tuple[str, ...]) -> bool:
     """True if reading `module.a.b...` (and calling it) cannot depend on unguarded Python state."""
     if not attrs:
         return False  # the module itself as a value: it could be read through later
@@ -219,7 +219,7 @@ def _closed_torch_read(module: types.ModuleType, attrs: Tuple[str, ...]) -> bool
 _MISSING = object()
 
 
-def _open_global_read(fn: types.FunctionType) -> Optional[str]:
+def _open_global_read(fn: types.FunctionType) -> str | None:
     """The first global read of `fn` that makes it open, as text; None if all are closed."""
     namespace = fn.__globals__
     for name, attrs in _global_reads(fn.__code__) or ():
@@ -264,7 +264,7 @@ def _torch_defined(value: Any) -> bool:
     return isinstance(value, (types.FunctionType, type)) and (module == "torch" or module.startswith("torch."))
 
 
-def _user_tensor_attribute(code: types.CodeType) -> Optional[str]:
+def _user_tensor_attribute(code: types.CodeType) -> str | None:
     """A name the code reads that the tensor classes define outside torch (a method patched onto
     `torch.Tensor`): calling it runs Python the tracer does not see."""
     for name in code.co_names:

@@ -18,7 +18,8 @@ import logging
 import os
 import types
 import warnings
-from typing import Any, Callable, Dict, Optional, Tuple, cast
+from collections.abc import Callable
+from typing import Any, cast
 
 import torch
 import torch._dynamo  # noqa: F401  (backends, markers and registries live here)
@@ -46,7 +47,7 @@ def lookup_backend(backend: Any) -> Callable[..., Any]:
 
 
 def compile_with_backend(backend: Any, gm: torch.fx.GraphModule, example_inputs: list,
-                         options: Optional[dict]) -> Callable[..., Any]:
+                         options: dict | None) -> Callable[..., Any]:
     """Compile `gm` like torch.compile does, passing `options` to Inductor as its config patches.
 
     For other named backends `options` are ignored (torch.compile only forwards them to
@@ -62,7 +63,7 @@ def compile_with_backend(backend: Any, gm: torch.fx.GraphModule, example_inputs:
 
 # ---- capture by Dynamo ------------------------------------------------------------------------
 
-def dynamo_backend(backend: Any, options: Optional[dict], dynamic: Optional[bool]) -> Callable[..., Any]:
+def dynamo_backend(backend: Any, options: dict | None, dynamic: bool | None) -> Callable[..., Any]:
     """The backend object torch.compile would hand Dynamo for (backend, mode/options, dynamic)."""
     mode = None
     if options and set(options) == {"mode"}:
@@ -74,7 +75,7 @@ def dynamo_backend(backend: Any, options: Optional[dict], dynamic: Optional[bool
 
 
 def dynamo_optimize(fn: Callable[..., Any], backend: Callable[..., Any], *, fullgraph: bool,
-                    dynamic: Optional[bool], recompile_limit: Optional[int]) -> Callable[..., Any]:
+                    dynamic: bool | None, recompile_limit: int | None) -> Callable[..., Any]:
     """`fn` captured by Dynamo: what `torch.compile(fn, ...)` returns, without going through the
     public `torch.compile` name (user code may wrap or patch it)."""
     return _eval_frame.optimize(backend=backend, nopython=fullgraph, dynamic=dynamic,
@@ -167,17 +168,17 @@ class _CarveCaptureConfig:
 CARVE_CAPTURE = _CarveCaptureConfig()
 
 
-def global_hooks_state() -> Tuple[Any, ...]:
+def global_hooks_state() -> tuple[Any, ...]:
     """What carve guards of the process-wide module hook registries (Dynamo does not)."""
     return tuple(tuple(hooks) for hooks in global_module_hooks())
 
 
-def dynamo_unsupported_counts() -> Dict[str, int]:
+def dynamo_unsupported_counts() -> dict[str, int]:
     """How often Dynamo has met each unsupported construct so far (a baseline for the next call)."""
     return dict(torch._dynamo.utils.counters["unimplemented"])
 
 
-def dynamo_skipped_frame(code: types.CodeType, baseline: Dict[str, int]) -> Optional[str]:
+def dynamo_skipped_frame(code: types.CodeType, baseline: dict[str, int]) -> str | None:
     """Why Dynamo skipped the frames of `code` for good (a graph break inside one of its loops),
     if it did since `baseline` (updated); Dynamo records this nowhere but its counters, keyed by
     name, file and line, which another code object of the same function may share."""
@@ -286,13 +287,13 @@ _TORCH_NONSTRICT_CODE = _keep_nonstrict_dummy.__code__
 _AUTOGRAD_FUNCTION_APPLY_CODE = torch.autograd.Function.apply.__func__.__code__  # type: ignore[attr-defined]
 
 
-def _registry_version() -> Tuple[int, int, int, int]:
+def _registry_version() -> tuple[int, int, int, int]:
     return (markers.registry_version, len(_trace_rules._allowed_callable_ids()),
             len(_trace_rules._disallowed_callable_ids()), len(_trace_rules._nonstrict_trace_callable_ids()))
 
 
-_cache: Dict[int, Tuple[Any, "Marker"]] = {}
-_cache_version: Tuple[int, int, int, int] = (-1, -1, -1, -1)
+_cache: dict[int, tuple[Any, "Marker"]] = {}
+_cache_version: tuple[int, int, int, int] = (-1, -1, -1, -1)
 
 
 def classify_callable(obj: Any) -> Marker:
@@ -372,7 +373,7 @@ def _classify(obj: Any) -> Marker:
 
 # ---- what the tracer recognises by code object (sys.setprofile 'call' events) -----------------
 
-CODE_MARKERS: Dict[Any, Marker] = {
+CODE_MARKERS: dict[Any, Marker] = {
     markers.MARKER_CODES["graph_break"]: Marker.GRAPH_BREAK,
     markers.MARKER_CODES["skip_frame"]: Marker.SKIP_FRAME,
     markers.MARKER_CODES["disable_recursive"]: Marker.DISABLED,
@@ -393,7 +394,7 @@ def disabled_inner_name(frame: Any) -> str:
     return getattr(fn, "__qualname__", getattr(fn, "__name__", "<function>"))
 
 
-def _logging_codes() -> Dict[Any, str]:
+def _logging_codes() -> dict[Any, str]:
     codes = {}
     for name in ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"):
         for owner in (logging.Logger, logging.LoggerAdapter, logging):
@@ -405,9 +406,9 @@ def _logging_codes() -> Dict[Any, str]:
 
 
 # Python-level I/O: calls to these code objects are CRV003.
-IO_CODES: Dict[Any, str] = _logging_codes()
+IO_CODES: dict[Any, str] = _logging_codes()
 # C-level I/O builtins (sys.setprofile 'c_call' events).
-IO_BUILTINS: Dict[Any, str] = {
+IO_BUILTINS: dict[Any, str] = {
     print: "print()", input: "input()", open: "open()", breakpoint: "breakpoint()",
     warnings.warn: "warnings.warn()", warnings.warn_explicit: "warnings.warn_explicit()",
 }
@@ -471,19 +472,19 @@ def global_state_guard() -> Any:
 import random as _random
 import time as _time
 
-FROZEN_VALUE_BUILTINS: Dict[Any, str] = {
+FROZEN_VALUE_BUILTINS: dict[Any, str] = {
     _time.time: "time.time()", _time.perf_counter: "time.perf_counter()", _time.monotonic: "time.monotonic()",
     _time.time_ns: "time.time_ns()", _time.perf_counter_ns: "time.perf_counter_ns()",
 }
 # C functions that change torch's global state: a graph replays tensor ops only.
-_GLOBAL_STATE_SETTERS: Dict[Any, str] = {
+_GLOBAL_STATE_SETTERS: dict[Any, str] = {
     torch._C._set_default_dtype: "torch.set_default_dtype()",
 }
 _GENERATOR_STATE_METHODS = {"set_state": "torch.set_rng_state()", "manual_seed": "torch.manual_seed()",
                             "seed": "torch.seed()"}
 
 
-def global_module_hooks() -> Tuple[Any, ...]:
+def global_module_hooks() -> tuple[Any, ...]:
     """torch's process-wide module hook registries (register_module_forward_hook & co.)."""
     import torch.nn.modules.module as module_impl
 
@@ -492,7 +493,7 @@ def global_module_hooks() -> Tuple[Any, ...]:
     return tuple(getattr(module_impl, name) for name in names if hasattr(module_impl, name))
 
 
-def global_state_setter(function: Any, owner: Any) -> Optional[str]:
+def global_state_setter(function: Any, owner: Any) -> str | None:
     """What a C call inside a trace changes of torch's global state (None: nothing we know of)."""
     try:
         found = _GLOBAL_STATE_SETTERS.get(function)

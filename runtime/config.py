@@ -11,16 +11,17 @@ regions of a function without anyone changing it under their feet.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Union
+from collections.abc import Callable
+from typing import Any
 
 
 @dataclass(frozen=True)
 class CompileOptions:
-    backend: Union[str, Callable[..., Any]] = "inductor"
+    backend: str | Callable[..., Any] = "inductor"
     fullgraph: bool = False
     # Accepted for torch.compile compatibility; carve specialises on static shapes for now.
-    dynamic: Union[bool, None] = None
-    options: Union[dict, None] = None
+    dynamic: bool | None = None
+    options: dict | None = None
     recompile_limit: int = 8
 
     def __post_init__(self) -> None:

@@ -23,7 +23,8 @@ from __future__ import annotations
 import logging
 import time
 import types
-from typing import Any, Callable, List, Optional
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -54,8 +55,8 @@ class GraphRecorder:
     def __init__(self, backend: Callable[..., Any]) -> None:
         self.backend = backend
         self.compiler_name = getattr(backend, "compiler_name", type(backend).__name__)
-        self.graphs: List[Any] = []
-        self.ops_per_graph: List[int] = []
+        self.graphs: list[Any] = []
+        self.ops_per_graph: list[int] = []
 
     def __call__(self, gm: Any, example_inputs: list) -> Callable[..., Any]:
         compiled = self.backend(gm, example_inputs)
@@ -88,7 +89,7 @@ class DynamoCapture:
     calls where a break must be an error."""
 
     def __init__(self, fn: Callable[..., Any], options: CompileOptions, *, name: str, filename: str,
-                 first_line: int, dynamic: Optional[bool] = None) -> None:
+                 first_line: int, dynamic: bool | None = None) -> None:
         """`dynamic`: overrides options.dynamic (True when carve already saw a number change, which
         Dynamo, not having seen it, would otherwise specialise once more)."""
         self.fn = fn
@@ -99,16 +100,16 @@ class DynamoCapture:
         self.first_line = first_line
         self.recorder = GraphRecorder(compat.dynamo_backend(options.backend, options.options, self.dynamic))
         self._variants: dict = {}
-        self.break_events: List[BreakEvent] = []
+        self.break_events: list[BreakEvent] = []
         self._seen_breaks: set = set()
         self._compiles_seen = 0
         self._hook_registries = compat.global_module_hooks()
         self._global_hooks = self._hooks_now()
         # Called with a BreakEvent when Dynamo skips the region for good (a break inside one of
         # its loops): the compiler re-splits the function so that loop runs as Python.
-        self.on_skip: Optional[Callable[[BreakEvent], Any]] = None
+        self.on_skip: Callable[[BreakEvent], Any] | None = None
         # Wall time of each call that compiled (Dynamo's trace included), for carve.explain.
-        self.compile_seconds: List[float] = []
+        self.compile_seconds: list[float] = []
         self.skipped = False
         self._unsupported_before = compat.dynamo_unsupported_counts()
         # Layer classes compiled once (runtime/repeated_blocks.py), per model the region is called
@@ -295,7 +296,7 @@ class DynamoCapture:
 
     # ---- carve.explain ----------------------------------------------------------------------
 
-    def describe_guards(self) -> List[str]:
+    def describe_guards(self) -> list[str]:
         return [f"captured by torch._dynamo: Dynamo's guards ({self.filename}:{self.first_line})"]
 
 

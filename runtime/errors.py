@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import linecache
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
 
 from carve.rewriters.rules import rule
 
 from .compat import DynamoUnsupported
 
-StackEntry = Tuple[str, int, str, str]  # (filename, lineno, function name, source line)
+StackEntry = tuple[str, int, str, str]  # (filename, lineno, function name, source line)
 
 
 @dataclass
@@ -39,10 +38,10 @@ class BreakEvent:
     message: str
     filename: str
     lineno: int
-    user_stack: List[StackEntry] = field(default_factory=list)
+    user_stack: list[StackEntry] = field(default_factory=list)
 
     @property
-    def location(self) -> Tuple[str, int, str]:
+    def location(self) -> tuple[str, int, str]:
         return (self.filename, self.lineno, self.code)
 
     def format(self) -> str:
@@ -55,7 +54,7 @@ def source_line(filename: str, lineno: int) -> str:
 
 
 def format_break(code: str, message: str, filename: str, lineno: int,
-                 user_stack: Optional[List[StackEntry]] = None) -> str:
+                 user_stack: list[StackEntry] | None = None) -> str:
     r = rule(code)
     lines = [f"{filename}:{lineno}: {code} {r.title}: {message}"]
     src = source_line(filename, lineno)
@@ -108,7 +107,7 @@ class GraphBreakError(DynamoUnsupported):
 
     @classmethod
     def from_parts(cls, code: str, message: str, filename: str, lineno: int,
-                   user_stack: Optional[List[StackEntry]] = None) -> "GraphBreakError":
+                   user_stack: list[StackEntry] | None = None) -> "GraphBreakError":
         return cls(BreakEvent(code, message, filename, lineno, list(user_stack or [])))
 
     def __reduce__(self):

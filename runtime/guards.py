@@ -41,7 +41,8 @@ import inspect
 import math
 import types
 from functools import lru_cache
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -58,7 +59,7 @@ _ATTR_LOADS = {"LOAD_ATTR", "LOAD_METHOD"}
 
 
 @lru_cache(maxsize=4096)
-def attribute_chains(code: types.CodeType) -> Tuple[Tuple[str, str, Tuple[str, ...]], ...]:
+def attribute_chains(code: types.CodeType) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
     """(kind, root name, attributes) of every `root.a.b` the code (and its nested code) reads.
 
         def region(x, cfg):             (("local", "cfg", ("scale",)),
@@ -70,7 +71,7 @@ def attribute_chains(code: types.CodeType) -> Tuple[Tuple[str, str, Tuple[str, .
         current = stack.pop()
         stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
         root = None
-        attrs: List[str] = []
+        attrs: list[str] = []
         for instruction in dis.get_instructions(current):
             if instruction.opname in _ATTR_LOADS and root is not None:
                 attrs.append(instruction.argval)
@@ -121,16 +122,16 @@ class GuardSet:
     _state: Any
 
     def __init__(self) -> None:
-        self.ns: Dict[str, Any] = {"MISSING": _MISSING, "torch": torch, "_is_grad_enabled": torch.is_grad_enabled,
+        self.ns: dict[str, Any] = {"MISSING": _MISSING, "torch": torch, "_is_grad_enabled": torch.is_grad_enabled,
                                    "_get_default_dtype": torch.get_default_dtype,
                                    "_is_inference": torch.is_inference_mode_enabled}
         # ("let", code) assigns a local; ("check", condition, guard index) fails when condition is False.
-        self.lines: List[Tuple[str, str, int]] = []
-        self.descriptions: List[str] = []
-        self.var_of: Dict[Source, str] = {}
-        self._consts: Dict[int, str] = {}
-        self._check: Optional[Callable[[tuple], bool]] = None
-        self._reason: Optional[Callable[[tuple], Optional[str]]] = None
+        self.lines: list[tuple[str, str, int]] = []
+        self.descriptions: list[str] = []
+        self.var_of: dict[Source, str] = {}
+        self._consts: dict[int, str] = {}
+        self._check: Callable[[tuple], bool] | None = None
+        self._reason: Callable[[tuple], str | None] | None = None
 
     # ---- building -------------------------------------------------------------------------
 
@@ -354,8 +355,8 @@ class GuardSet:
         gs.lines.append(("check", f"len(args) == {len(args)}", len(gs.descriptions)))
         gs.descriptions.append(f"called with {len(args)} arguments")
 
-        seen_tensors: Dict[int, Source] = {}
-        tensor_at: Dict[Source, torch.Tensor] = {}
+        seen_tensors: dict[int, Source] = {}
+        tensor_at: dict[Source, torch.Tensor] = {}
 
         def tensor(source: Source, t: torch.Tensor) -> None:
             first = seen_tensors.get(id(t))
@@ -439,15 +440,15 @@ class GuardSet:
 
     # ---- generated functions ---------------------------------------------------------------
 
-    def render(self, name: str, fail: Callable[[int], str], tail: List[str]) -> str:
+    def render(self, name: str, fail: Callable[[int], str], tail: list[str]) -> str:
         """Source of `def name(args)`: the guard statements, `fail(i)` on guard i failing, then `tail`.
 
         Consecutive conditions of one guard are joined with `and`; a guard that raises
         (a missing key or attribute) counts as failed. `tail` runs outside the try, so an
         exception from the compiled graph is the user's exception, never a guard failure.
         """
-        body: List[str] = []
-        pending: List[str] = []
+        body: list[str] = []
+        pending: list[str] = []
         pending_index = -1
 
         def flush() -> None:
@@ -470,7 +471,7 @@ class GuardSet:
         return (f"def {name}(args):\n    try:\n{inner}\n"
                 f"    except Exception:\n        {fail(-1)}\n{rest}\n")
 
-    def compile(self, source: str, name: str, extra: Optional[Dict[str, Any]] = None) -> Callable[..., Any]:
+    def compile(self, source: str, name: str, extra: dict[str, Any] | None = None) -> Callable[..., Any]:
         ns = dict(self.ns)
         if extra:
             ns.update(extra)
@@ -482,7 +483,7 @@ class GuardSet:
             self._check = self.compile(self.render("check", lambda i: "return False", ["return True"]), "check")
         return self._check(args)
 
-    def failure_reason(self, args: tuple) -> Optional[str]:
+    def failure_reason(self, args: tuple) -> str | None:
         """The first guard that fails for `args`, described; None if all pass."""
         if self._reason is None:
             def fail(i: int) -> str:
@@ -494,7 +495,7 @@ class GuardSet:
             reason += f" (changed: {self._state.reason()})"
         return reason
 
-    def describe(self) -> List[str]:
+    def describe(self) -> list[str]:
         return list(self.descriptions)
 
     def source(self) -> str:
@@ -504,7 +505,7 @@ class GuardSet:
 def storage_pattern(tensors: Any) -> tuple:
     """For each tensor, the index of the first tensor sharing its storage: (0, 1, 0) when the first
     and the third share memory."""
-    first: Dict[int, int] = {}
+    first: dict[int, int] = {}
     return tuple(first.setdefault(t.untyped_storage()._cdata, i) for i, t in enumerate(tensors))
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import Set, Tuple
 
 from .errors import BreakEvent
 
@@ -35,13 +34,13 @@ graph_code_log = logging.getLogger(GRAPH_CODE)
 # Backend failures and other things the user should hear about without asking.
 warnings_log = logging.getLogger("carve")
 
-_logged_breaks: Set[Tuple[str, int, str]] = set()
-_logged_once: Set[object] = set()
+_logged_breaks: set[tuple[str, int, str]] = set()
+_logged_once: set[object] = set()
 
 
-def parse_carve_logs(value: str) -> Set[str]:
+def parse_carve_logs(value: str) -> set[str]:
     """The logger names that a CARVE_LOGS value turns on; ValueError names unknown entries."""
-    names: Set[str] = set()
+    names: set[str] = set()
     for part in value.split(","):
         part = part.strip().lstrip("+")
         if not part:

@@ -21,7 +21,8 @@ During a trace, the tracer recognises calls to them by their code objects
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Dict, Optional
+from collections.abc import Callable
+from typing import Any
 
 import torch._dynamo as _dynamo
 from torch.compiler import is_dynamo_compiling as _dynamo_compiling
@@ -76,7 +77,7 @@ def _make_disabled(fn: Callable[..., Any], recursive: bool) -> Callable[..., Any
     return disabled
 
 
-def disable(fn: Optional[Callable[..., Any]] = None, recursive: bool = True) -> Any:
+def disable(fn: Callable[..., Any] | None = None, recursive: bool = True) -> Any:
     """Run `fn` eagerly. recursive=True: also everything it calls. Usable with or without arguments."""
     if fn is None:
         return lambda f: _make_disabled(f, recursive)
@@ -92,8 +93,8 @@ _DISABLE_NONRECURSIVE_CODE = _carve_disabled(lambda: None, False).__code__
 # ---- allow_in_graph / disallow_in_graph ------------------------------------------------------
 
 # Keyed by id; the value keeps the object alive so the id can't be reused.
-_allowed: Dict[int, Any] = {}
-_disallowed: Dict[int, Any] = {}
+_allowed: dict[int, Any] = {}
+_disallowed: dict[int, Any] = {}
 # Generation counter: compat caches classifications and must forget them on any change.
 registry_version = 0
 

@@ -30,7 +30,8 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from typing import Any, Callable, List, Optional
+from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
@@ -52,8 +53,8 @@ class CacheEntry:
 
     __slots__ = ("guards", "run", "compiled", "graph_module", "op_count", "compile_time", "eager_reason")
 
-    def __init__(self, guards: GuardSet, run: Callable[[tuple], Any], compiled: Optional[Callable[..., Any]],
-                 graph_module: Any, op_count: int, compile_time: float, eager_reason: Optional[str]) -> None:
+    def __init__(self, guards: GuardSet, run: Callable[[tuple], Any], compiled: Callable[..., Any] | None,
+                 graph_module: Any, op_count: int, compile_time: float, eager_reason: str | None) -> None:
         self.guards = guards
         self.run = run
         self.compiled = compiled
@@ -85,26 +86,26 @@ class GraphRegion:
         self.first_line = first_line
         self.last_line = last_line
         # Set by the compiler: called with the BreakEvent when a trace meets a graph break.
-        self.on_break: Optional[Callable[[BreakEvent], Any]] = None
+        self.on_break: Callable[[BreakEvent], Any] | None = None
         # Set by the compiler: called with (region, BreakEvent) when Dynamo skips the region for good.
-        self.on_skip: Optional[Callable[["GraphRegion", BreakEvent], Any]] = None
-        self.entries: List[CacheEntry] = []  # most recent first
+        self.on_skip: Callable[["GraphRegion", BreakEvent], Any] | None = None
+        self.entries: list[CacheEntry] = []  # most recent first
         self._runs: tuple = ()
         self.eager = not hasattr(fn, "__code__")  # only Python functions can be traced
-        self.eager_reason: Optional[str] = "not a Python function" if self.eager else None
-        self.break_events: List[BreakEvent] = []
+        self.eager_reason: str | None = "not a Python function" if self.eager else None
+        self.break_events: list[BreakEvent] = []
         # What carve's own tracer could not record (CRV017), sending the region to Dynamo.
-        self.tracer_refusals: List[BreakEvent] = []
+        self.tracer_refusals: list[BreakEvent] = []
         self.limit_reached = False
         # Set when the region is not closed (closed.py): Dynamo captures it from then on.
-        self.capture: Optional[DynamoCapture] = None
-        self.capture_reason: Optional[str] = None
+        self.capture: DynamoCapture | None = None
+        self.capture_reason: str | None = None
         # Which sizes were made symbolic and why (carve.explain, CARVE_LOGS=dynamic).
-        self.dynamic_reason: Optional[str] = None
+        self.dynamic_reason: str | None = None
         self._traced_shapes: tuple = ()
         # Why Dynamo must capture this region even if it is closed (set by the compiler, or
         # after a trace met a break the partition kept on purpose); None: decide per call.
-        self.force_dynamo: Optional[str] = None
+        self.force_dynamo: str | None = None
         self.__name__ = getattr(fn, "__name__", name)
         self.__qualname__ = getattr(fn, "__qualname__", name)
         self.__wrapped__ = fn
@@ -124,17 +125,17 @@ class GraphRegion:
         return own + (list(self.capture.recorder.graphs) if self.capture is not None else [])
 
     @property
-    def ops_per_graph(self) -> List[int]:
+    def ops_per_graph(self) -> list[int]:
         own = [e.op_count for e in reversed(self.entries) if e.compiled is not None]
         return own + (list(self.capture.recorder.ops_per_graph) if self.capture is not None else [])
 
     @property
-    def guards(self) -> List[List[str]]:
+    def guards(self) -> list[list[str]]:
         own = [e.guards.describe() for e in reversed(self.entries)]
         return own + ([self.capture.describe_guards()] if self.capture is not None else [])
 
     @property
-    def compile_times(self) -> List[float]:
+    def compile_times(self) -> list[float]:
         own = [e.compile_time for e in reversed(self.entries) if e.compiled is not None]
         return own + (list(self.capture.compile_seconds) if self.capture is not None else [])
 
@@ -233,7 +234,7 @@ class GraphRegion:
         self._add_entry(trace, args, stop_on_break)
         return trace.result
 
-    def _to_dynamo(self, args: tuple, reason: Optional[str] = None, dynamic: Optional[bool] = None) -> Any:
+    def _to_dynamo(self, args: tuple, reason: str | None = None, dynamic: bool | None = None) -> Any:
         """The region runs Python carve cannot see (or needs symbolic sizes): Dynamo captures it
         from now on (`dynamic=True`: every size and number symbolic from Dynamo's first capture)."""
         self.capture_reason = reason or open_reason(self.fn, args)
@@ -314,7 +315,7 @@ class GraphRegion:
             log.graph_code_log.debug("graph of region %s (%s:%d):%s", self.name, self.filename,
                                      self.first_line, gm.code)
 
-    def _make_run(self, guards: GuardSet, trace: TraceResult, compiled: Optional[Callable[..., Any]]):
+    def _make_run(self, guards: GuardSet, trace: TraceResult, compiled: Callable[..., Any] | None):
         """The entry's fast path: guards, input fetch, graph call, output rebuild, in one function."""
         fail = lambda i: "return MISS"  # noqa: E731
         extra = {"MISS": _MISS, "FN": self.fn}
@@ -336,13 +337,13 @@ class GraphRegion:
         return guards.compile(source, "run", extra)
 
 
-def _changed_numbers(traced: tuple, args: tuple) -> List[int]:
+def _changed_numbers(traced: tuple, args: tuple) -> list[int]:
     """Indices of int arguments whose value differs from the traced call's."""
     return [index for index, (seen, arg) in enumerate(zip(traced, args))
             if type(arg) is int and type(seen) is tuple and len(seen) == 1 and seen[0] != arg]
 
 
-def _changed_dims(traced: tuple, args: tuple) -> List[tuple]:
+def _changed_dims(traced: tuple, args: tuple) -> list[tuple]:
     """(argument index, dim) of tensor sizes that differ from the traced call's (same rank only)."""
     changed: list[tuple] = []
     for index, (shape, arg) in enumerate(zip(traced, args)):

@@ -33,7 +33,8 @@ the capture drops the marks and traces again inline, as torch.compile would.
 from __future__ import annotations
 
 import weakref
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import torch
 from torch import nn

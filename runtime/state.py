@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from typing import Iterator, List
+from collections.abc import Iterator
 
 
 class _State(threading.local):
     def __init__(self) -> None:
         self.tracing = 0
         self.fullgraph = 0
-        self.error_on_graph_break: List[bool] = []
+        self.error_on_graph_break: list[bool] = []
         self.disabled = 0
 
 

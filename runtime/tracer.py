@@ -40,7 +40,8 @@ import operator
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.fx as fx
@@ -67,8 +68,8 @@ class Source:
     Source(("arg", 0), (("module", "layer"), ("param", "weight"))).
     """
 
-    root: Tuple[str, Any]
-    path: Tuple[Tuple[str, Any], ...] = ()
+    root: tuple[str, Any]
+    path: tuple[tuple[str, Any], ...] = ()
 
     def child(self, kind: str, key: Any) -> "Source":
         return Source(self.root, self.path + ((kind, key),))
@@ -150,7 +151,7 @@ class OutputSpec:
     """
 
     treespec: Any
-    leaves: List[Tuple[str, Any]]
+    leaves: list[tuple[str, Any]]
     kind: str
 
 
@@ -161,12 +162,12 @@ class GuardInputs:
     args: tuple
     # (source, value) for every value found walking args, globals and closure cells
     # (tensors, modules, containers, constants, other objects).
-    values: List[Tuple[Source, Any]] = field(default_factory=list)
+    values: list[tuple[Source, Any]] = field(default_factory=list)
     # Names of fn's globals the region reads, with their values at trace time (missing names skipped).
-    global_names: Dict[str, Any] = field(default_factory=dict)
+    global_names: dict[str, Any] = field(default_factory=dict)
     # Globals read by callees traced through: (globals dict, name, value).
-    callee_globals: List[Tuple[dict, str, Any]] = field(default_factory=list)
-    closure: Dict[str, Any] = field(default_factory=dict)
+    callee_globals: list[tuple[dict, str, Any]] = field(default_factory=list)
+    closure: dict[str, Any] = field(default_factory=dict)
     # torch global state when the trace started.
     global_state: Any = None
     grad_enabled: bool = True
@@ -176,14 +177,14 @@ class GuardInputs:
 
 @dataclass
 class TraceResult:
-    graph_module: Optional[fx.GraphModule]
-    input_sources: List[Source]
-    output_spec: Optional[OutputSpec]
+    graph_module: fx.GraphModule | None
+    input_sources: list[Source]
+    output_spec: OutputSpec | None
     result: Any
-    break_event: Optional[BreakEvent]
+    break_event: BreakEvent | None
     op_count: int
     guard_inputs: GuardInputs
-    example_inputs: List[torch.Tensor] = field(default_factory=list)
+    example_inputs: list[torch.Tensor] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -220,16 +221,16 @@ class _Tracer(TorchFunctionMode):
         self.eogb_depth = state.error_on_graph_break_depth()
         self.torch_eogb = compat.torch_error_on_graph_break()
         self.graph = fx.Graph()
-        self.env: Dict[int, fx.Node] = {}
-        self.keep: List[Any] = []  # everything whose id is a key somewhere stays alive
+        self.env: dict[int, fx.Node] = {}
+        self.keep: list[Any] = []  # everything whose id is a key somewhere stays alive
         self.touched: set = set()
         self.recording = True
-        self.break_event: Optional[BreakEvent] = None
+        self.break_event: BreakEvent | None = None
         self.op_count = 0
         self.opaque_frame: Any = None
-        self.opaque_call: Optional[Tuple[Any, tuple, dict]] = None
-        self.nonstrict_frames: List[Any] = []
-        self.code_kinds: Dict[Any, Any] = {}
+        self.opaque_call: tuple[Any, tuple, dict] | None = None
+        self.nonstrict_frames: list[Any] = []
+        self.code_kinds: dict[Any, Any] = {}
         self.prev_profile: Any = None
         self.saved_tracing = 0
         self.saved_torch_flag = False
@@ -237,15 +238,15 @@ class _Tracer(TorchFunctionMode):
         self.grad_enabled = torch.is_grad_enabled()
         self.inference = torch.is_inference_mode_enabled()
         self.autocast = (torch.is_autocast_enabled("cpu"), torch.is_autocast_enabled("cuda"))
-        self.callee_globals: Dict[Tuple[int, str], Tuple[dict, str, Any]] = {}
-        self.sources: List[Source] = []
-        self.placeholders: List[fx.Node] = []
-        self.lifted: List[bool] = []
-        self.input_tensors: List[torch.Tensor] = []
+        self.callee_globals: dict[tuple[int, str], tuple[dict, str, Any]] = {}
+        self.sources: list[Source] = []
+        self.placeholders: list[fx.Node] = []
+        self.lifted: list[bool] = []
+        self.input_tensors: list[torch.Tensor] = []
         self.in_handler = 0
         # Tensors a nonstrict_trace'd function reads without taking them as inputs: constants,
         # as torch's nonstrict_trace treats them (name -> tensor, held by the GraphModule).
-        self.constants: Dict[str, torch.Tensor] = {}
+        self.constants: dict[str, torch.Tensor] = {}
 
     # ---- inputs -----------------------------------------------------------------------------
 
@@ -304,7 +305,7 @@ class _Tracer(TorchFunctionMode):
         if f is not None:
             frames.append(f)
         frames.reverse()  # region frame first
-        stack: List[StackEntry] = []
+        stack: list[StackEntry] = []
         for fr in frames:
             filename = fr.f_code.co_filename
             if fr is f or _user_frame(filename):
@@ -445,7 +446,7 @@ class _Tracer(TorchFunctionMode):
         self.env[id(tensor)] = node
         return node
 
-    def _map_args(self, args: tuple, kwargs: dict) -> Tuple[tuple, dict]:
+    def _map_args(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         leaves, spec = pytree.tree_flatten((args, kwargs))
         mapped = []
         for leaf in leaves:
@@ -629,7 +630,7 @@ class AutogradFunctionApply:
         return f"{self.cls.__qualname__}.apply"
 
 
-_apply_targets: Dict[type, AutogradFunctionApply] = {}
+_apply_targets: dict[type, AutogradFunctionApply] = {}
 
 
 def autograd_function_apply(cls: type[torch.autograd.Function]) -> AutogradFunctionApply:
@@ -656,7 +657,7 @@ def _find_function(frame: Any, registry_only: bool = False) -> Any:
     """
     code = frame.f_code
     from . import markers
-    candidates: List[Any] = []
+    candidates: list[Any] = []
     caller = frame.f_back
     if caller is not None and not registry_only:
         for obj in caller.f_locals.values():
@@ -688,7 +689,7 @@ def _find_function(frame: Any, registry_only: bool = False) -> Any:
 _MISSING = object()
 
 
-def _frame_call_args(frame: Any) -> Tuple[tuple, dict]:
+def _frame_call_args(frame: Any) -> tuple[tuple, dict]:
     """Rebuild (args, kwargs) of the call that created `frame`, from its locals at the 'call' event."""
     code = frame.f_code
     loc = frame.f_locals
@@ -707,7 +708,7 @@ def _frame_call_args(frame: Any) -> Tuple[tuple, dict]:
 
 # ---- entry point ----------------------------------------------------------------------------
 
-def _walk_inputs(tracer: _Tracer, value: Any, source: Source, values: List[Tuple[Source, Any]],
+def _walk_inputs(tracer: _Tracer, value: Any, source: Source, values: list[tuple[Source, Any]],
                  lift: bool, depth: int = 0) -> None:
     """Register graph inputs (tensors, module parameters/buffers) found in `value`."""
     values.append((source, value))
@@ -737,7 +738,7 @@ def _walk_inputs(tracer: _Tracer, value: Any, source: Source, values: List[Tuple
                 _walk_inputs(tracer, item, source.child("item", k), values, lift, depth + 1)
 
 
-def _region_reads(fn: Callable[..., Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+def _region_reads(fn: Callable[..., Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Globals (by name) and closure cells (by free-variable name) the region function reads."""
     g = fn.__globals__
     globals_read = {name: g[name] for name in sorted(_nested_names(fn.__code__)) if name in g}
@@ -811,8 +812,8 @@ def _finish_graph(tracer: _Tracer, result: Any, guard_inputs: GuardInputs):
     leaves, treespec = pytree.tree_flatten(result, is_leaf=_is_argument if containers else None)
     guarded_ids = {id(v) for _, v in guard_inputs.values}
     guarded_ids |= {id(v) for v in guard_inputs.global_names.values()}
-    out_nodes: List[fx.Node] = []
-    spec_leaves: List[Tuple[str, Any]] = []
+    out_nodes: list[fx.Node] = []
+    spec_leaves: list[tuple[str, Any]] = []
     for leaf in leaves:
         argument = next((i for i, a in containers if leaf is a), None)
         if argument is not None:
@@ -833,8 +834,8 @@ def _finish_graph(tracer: _Tracer, result: Any, guard_inputs: GuardInputs):
     tracer.graph.output(tuple(out_nodes))
 
     # Drop lifted inputs (parameters, globals) the region never touched: nothing to guard or fetch.
-    sources: List[Source] = []
-    example_inputs: List[torch.Tensor] = []
+    sources: list[Source] = []
+    example_inputs: list[torch.Tensor] = []
     for node, source, lifted, tensor in zip(tracer.placeholders, tracer.sources, tracer.lifted,
                                             tracer.input_tensors):
         if lifted and not node.users and id(tensor) not in tracer.touched:

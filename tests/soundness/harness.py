@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import contextlib
 import io
-from typing import Any, Callable, Iterable, List
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import torch
 
@@ -96,8 +97,8 @@ def _snapshot(value: Any) -> Any:
     return value
 
 
-def _run(scenario: Callable[[Callable[..., Any]], Iterable[Any]], compile: Callable[..., Any]) -> List[tuple]:
-    steps: List[tuple] = []
+def _run(scenario: Callable[[Callable[..., Any]], Iterable[Any]], compile: Callable[..., Any]) -> list[tuple]:
+    steps: list[tuple] = []
     out = io.StringIO()
     torch.manual_seed(0)
     generator = iter(scenario(compile))
@@ -119,13 +120,13 @@ def regions_of(compiled: Any) -> list:
 
 
 def differential(scenario: Callable[[Callable[..., Any]], Iterable[Any]], *, backends: Iterable[str] = EAGER,
-                 min_graphs: int = 1, **options: Any) -> List[Any]:
+                 min_graphs: int = 1, **options: Any) -> list[Any]:
     """Run `scenario` eagerly and through carve with each backend; compare every step.
 
     Returns the objects carve compiled in the last run (for further checks on regions).
     """
     expected = _run(scenario, lambda fn: fn)
-    compiled: List[Any] = []
+    compiled: list[Any] = []
     for backend in backends:
         compiled = []
         # Counts every graph carve makes in a run, Dynamo's or its own tracer's, for the function
@@ -148,6 +149,6 @@ def differential(scenario: Callable[[Callable[..., Any]], Iterable[Any]], *, bac
     return compiled
 
 
-def paths(compiled: Any) -> List[str]:
+def paths(compiled: Any) -> list[str]:
     """The capture path of each region ("fast", "dynamo", "eager")."""
     return [region.path for region in regions_of(compiled)]
