@@ -186,10 +186,6 @@ class TraceResult:
     guard_inputs: GuardInputs
     example_inputs: list[torch.Tensor] = field(default_factory=list)
 
-    @property
-    def ok(self) -> bool:
-        return self.break_event is None and self.graph_module is not None
-
 
 # The rule of a region carve's tracer cannot record (Dynamo can).
 UNTRACEABLE = "CRV017"
