@@ -3,19 +3,21 @@
     def f(x, n):
         y = x * 2               region [y = x * 2; z = y + n]:
         z = y + n                   inputs  (x, n)   read before written, local to f
-        w = z.sum()                 outputs (z,)     written, and read elsewhere in f
+        w = z.sum()                 outputs (z,)     written, and live after the region
+        y = 0                                        (y is written, but never read again)
         return w
 
 Inputs are the local names a region reads before it writes them (globals and
 builtins are read through the region function's own globals). Outputs are the
-names it writes that the rest of the function reads, plus, for a region inside
-a loop, the names it both reads and writes (the next iteration reads them).
-Reads inside nested functions and lambdas count, so closures see their values.
+names it writes that are live after its last statement (`carve.rewriters.dataflow`:
+read later on some path before being bound again; inside a loop, the next
+iteration's reads count). Reads inside nested functions and lambdas count, so
+closures see their values.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
@@ -72,12 +74,17 @@ class _DefaultsOnly(cst.CSTVisitor):
         return False
 
 
-def region_inputs(statements: Sequence[cst.CSTNode], locals_: set[str]) -> list[str]:
+# A statement's (reads, writes): `reads_and_writes`, or a `Dataflow`'s copy of it.
+Uses = Callable[[cst.CSTNode], tuple[list[str], set[str]]]
+
+
+def region_inputs(statements: Sequence[cst.CSTNode], locals_: set[str], uses: "Uses | None" = None) -> list[str]:
     """Local names read by `statements` before they are written there, in first-use order."""
+    uses = uses or reads_and_writes
     written: set[str] = set()
     inputs: list[str] = []
     for statement in statements:
-        reads, writes = reads_and_writes(statement)
+        reads, writes = uses(statement)
         for name in reads:
             if name in locals_ and name not in written and name not in inputs:
                 inputs.append(name)
@@ -86,24 +93,30 @@ def region_inputs(statements: Sequence[cst.CSTNode], locals_: set[str]) -> list[
 
 
 def region_outputs(
-    statements: Sequence[cst.CSTNode], read_elsewhere: set[str], locals_: set[str], inputs: list[str], in_loop: bool
+    statements: Sequence[cst.CSTNode], live_after: set[str] | frozenset[str], locals_: set[str],
+    uses: "Uses | None" = None,
 ) -> list[str]:
+    """Local names `statements` write that are live after them, in the order they are written."""
+    uses = uses or reads_and_writes
     written: list[str] = []
     for statement in statements:
-        _, writes = reads_and_writes(statement)
-        for name in sorted(writes):
+        for name in sorted(uses(statement)[1]):
             if name not in written:
                 written.append(name)
-    return [
-        name for name in written
-        if name in locals_ and (name in read_elsewhere or (in_loop and name in inputs))
-    ]
+    return [name for name in written if name in locals_ and name in live_after]
 
 
 def reads_and_writes(node: cst.CSTNode) -> tuple[list[str], set[str]]:
     """Names loaded (in order, reads of a statement before its writes) and names stored by `node`."""
     collector = _NameUses()
     node.visit(collector)
+    return collector.reads, collector.writes
+
+
+def target_uses(target: cst.CSTNode) -> tuple[list[str], set[str]]:
+    """What storing into `target` reads (`a[i]`: `a`, `i`) and binds (`a, b`: `a`, `b`)."""
+    collector = _NameUses()
+    collector._store(target)
     return collector.reads, collector.writes
 
 

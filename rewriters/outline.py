@@ -70,7 +70,8 @@ from carve.rewriters.call_conversion import convert_calls
 from carve.rewriters.checkpoints import checkpoint, eager_comment
 from carve.rewriters.findings import Finding
 from carve.rewriters.hoist import HOISTABLE_CODES, Hoister
-from carve.rewriters.liveness import bound_names, local_names, reads_and_writes, region_inputs, region_outputs
+from carve.rewriters.dataflow import Dataflow
+from carve.rewriters.liveness import bound_names, local_names, region_inputs, region_outputs
 from carve.rewriters.naming import FACTORY_NAME, UNBOUND_VAR, Namer
 from carve.rewriters.partition import (
     Compound, EagerStatement, GraphRun, Item, Statement, as_statement_line, is_simple as is_simple_line,
@@ -128,23 +129,28 @@ def outline_function(
     region_prefix: str,
     namer: Namer | None = None,
     unbound_var: str | None = None,
+    dataflow: Dataflow | None = None,
 ) -> OutlinedFunction:
     """`regions_var` is the preferred name of the RegionSet variable; `namer` (by default one
     reserving every name of `module`) makes it and every other generated name collision-free.
-    `unbound_var`: the module's name for UNBOUND, when the caller chose it already."""
+    `unbound_var`: the module's name for UNBOUND, when the caller chose it already.
+    `dataflow`: the function's, when the caller built it already."""
     if namer is None:
         namer = Namer.for_nodes(module.module, func)
         namer.reserve(FACTORY_NAME)
     regions_var = namer.new(regions_var)
     if unbound_var is None:
         unbound_var = namer.new(UNBOUND_VAR)
-    return _Outliner(func, analysis, module, regions_var, region_prefix, namer, unbound_var).run()
+    if dataflow is None:
+        dataflow = Dataflow(func)
+    return _Outliner(func, analysis, dataflow, module, regions_var, region_prefix, namer, unbound_var).run()
 
 
 class _Outliner:
-    def __init__(self, func, analysis, module, regions_var, region_prefix, namer, unbound_var) -> None:
+    def __init__(self, func, analysis, dataflow, module, regions_var, region_prefix, namer, unbound_var) -> None:
         self.func = func
         self.analysis = analysis
+        self.dataflow: Dataflow = dataflow
         self.module = module
         self.regions_var = regions_var
         self.region_prefix = region_prefix
@@ -152,8 +158,6 @@ class _Outliner:
         self.temps = namer.scope()  # the function's own temporaries: counters restart at 0
         self.unbound_var = unbound_var
         self.locals = local_names(func, analysis.global_names)
-        # Each place names are read or written, with its uses: computed once per function.
-        self.units = [(unit, *reads_and_writes(unit)) for unit in _units(func.body)]
         self.result = OutlinedFunction(func, [], [], [], regions_var, unbound_var=unbound_var)
         self.hoister = Hoister(TensorInference(func, module.imports), module.imports, self.temps)
         self.bindings = Bindings(self.locals, module.imports.resolve)
@@ -169,8 +173,8 @@ class _Outliner:
             whole = self.analysis.whole_function
             self.result.eager.append(EagerInfo(whole.line, [whole]))
         else:
-            items = partition_block(self.func.body, self.analysis)
-        body = self._block(items, in_loop=False, state=Bindings.entry(self.func, self.locals))
+            items = partition_block(self.func.body, self.analysis, dataflow=self.dataflow)
+        body = self._block(items, state=Bindings.entry(self.func, self.locals))
         new_func = self.func.with_changes(body=self.func.body.with_changes(body=body) if isinstance(self.func.body, cst.IndentedBlock) else cst.IndentedBlock(body=body))
         self.result.function = new_func
         first, last = self.module.line_range(self.func)
@@ -231,62 +235,58 @@ class _Outliner:
         return out
 
     # -- blocks ----------------------------------------------------------------------------
-    def _block(self, items: list[Item], in_loop: bool, state: State) -> list[cst.BaseStatement]:
+    def _block(self, items: list[Item], state: State) -> list[cst.BaseStatement]:
         """`state`: which names are bound where the block starts."""
         out: list[cst.BaseStatement] = []
         if self.analysis.whole_function is None:
             items = self._hoist(items)
         for item in items:
             if isinstance(item, GraphRun):
-                out.extend(self._graph_run(item, in_loop, state))
+                out.extend(self._graph_run(item, state))
                 state = self.bindings.block(item.statements, state)
             elif isinstance(item, EagerStatement):
                 out.extend(self._eager(item))
                 state = self.bindings.statement(item.statement, state)
             else:
-                out.extend(self._compound(item, in_loop, state))
+                out.extend(self._compound(item, state))
                 state = self.bindings.statement(item.statement, state)
         return out or [cst.SimpleStatementLine([cst.Pass()])]
 
-    def _graph_run(self, run: GraphRun, in_loop: bool, state: State) -> list[cst.BaseStatement]:
+    def _graph_run(self, run: GraphRun, state: State) -> list[cst.BaseStatement]:
         if not any(_has_operation(statement) for statement in run.statements):
             # `total = 0.0`, `return total`: nothing a graph could compute; stays inline.
             return [self._inline(statement) for statement in run.statements]
         # Cut the run where one region would have to carry UNBOUND for a name it also reads
         # where that name may be unbound (it would read UNBOUND instead of raising).
-        plan = self._plan(run.statements, state, in_loop)
+        plan = self._plan(run.statements, state)
         if not plan.conflicts:
-            return self._region(run.statements, in_loop, state, plan)  # the common case: one region
+            return self._region(run.statements, state, plan)  # the common case: one region
         out: list[cst.BaseStatement] = []
         segment: list[Statement] = []
         segment_state = state
         for statement in run.statements:
-            if self._plan(segment + [statement], segment_state, in_loop).conflicts:
+            if self._plan(segment + [statement], segment_state).conflicts:
                 if segment:
-                    out.extend(self._region(segment, in_loop, segment_state))
+                    out.extend(self._region(segment, segment_state))
                     segment_state = self.bindings.block(segment, segment_state)
                     segment = []
-                if self._plan([statement], segment_state, in_loop).conflicts:
-                    out.extend(self._as_python(statement, in_loop, segment_state))
+                if self._plan([statement], segment_state).conflicts:
+                    out.extend(self._as_python(statement, segment_state))
                     segment_state = self.bindings.statement(statement, segment_state)
                     continue
             segment.append(statement)
         if segment:
-            out.extend(self._region(segment, in_loop, segment_state))
+            out.extend(self._region(segment, segment_state))
         return out
 
-    def _plan(self, statements: list[Statement], state: State, in_loop: bool) -> "_Plan":
+    def _plan(self, statements: list[Statement], state: State) -> "_Plan":
         """Inputs and outputs of a region made of `statements`, entered at `state`."""
         ends_with_return = GraphRun(statements).ends_with_return
-        inputs = region_inputs(statements, self.locals)
-        run_ids = {id(u) for s in statements for u in _units_of_statement(s)}
-        read_elsewhere: set[str] = set()
-        for unit, reads, _ in self.units:
-            if id(unit) not in run_ids:
-                read_elsewhere.update(reads)
-        outputs = [] if ends_with_return else region_outputs(statements, read_elsewhere, self.locals, inputs, in_loop)
+        uses = self.dataflow.reads_and_writes
+        inputs = region_inputs(statements, self.locals, uses)
+        outputs = [] if ends_with_return else region_outputs(statements, self._live_after(statements), self.locals, uses)
         # Hoisted temporaries are read by the eager statement right after the region.
-        written = set().union(*(reads_and_writes(s)[1] for s in statements))
+        written = self.dataflow.block_reads_and_writes(statements)[1]
         outputs += sorted(t for t in self.hoisted_temps & written if t not in outputs and not ends_with_return)
         # A name the region reads where its own code may not have written it yet (after an
         # `if` that did not run), or returns where it may have left it unwritten, keeps the value
@@ -312,23 +312,32 @@ class _Outliner:
             conflicts=set(unbound_outputs) & maybe_unbound_reads,
         )
 
-    def _as_python(self, statement: Statement, in_loop: bool, state: State) -> list[cst.BaseStatement]:
+    def _live_after(self, statements: list[Statement]) -> frozenset[str] | set[str]:
+        """Names read after the region before being bound again, and those a closure may read.
+
+        Hoisted assignments (made by this pass, after the user's statements of the run) are not
+        in the function's dataflow: what is live after the last of the user's statements is
+        live after them, since they only bind temporaries."""
+        closures = self.dataflow.closure_reads_outside(statements)
+        own = [s for s in statements if self.dataflow.knows(s)]
+        return self.dataflow.live_out(own[-1]) | closures if own else frozenset(closures)
+
+    def _as_python(self, statement: Statement, state: State) -> list[cst.BaseStatement]:
         """A statement of a graph run that no region can hold (see `_graph_run`) runs as Python."""
         if is_simple_line(statement):
             return self._eager(EagerStatement(statement, []))
         catches = isinstance(statement, (cst.Try, cst.With))
         # Not a line: a compound statement.
         compound = Compound(cast(cst.BaseCompoundStatement, statement), [],
-                            [partition_block(child, self.analysis, catches) for child in child_blocks(statement)])
-        return self._compound(compound, in_loop, state)
+                            [partition_block(child, self.analysis, catches, dataflow=self.dataflow)
+                             for child in child_blocks(statement)])
+        return self._compound(compound, state)
 
-    def _region(
-        self, statements: list[Statement], in_loop: bool, state: State, plan: "_Plan | None" = None
-    ) -> list[cst.BaseStatement]:
+    def _region(self, statements: list[Statement], state: State, plan: "_Plan | None" = None) -> list[cst.BaseStatement]:
         if not any(_has_operation(statement) for statement in statements):
             return [self._inline(statement) for statement in statements]
         run = GraphRun(statements)
-        plan = plan or self._plan(statements, state, in_loop)
+        plan = plan or self._plan(statements, state)
         first = self._lines(run.statements[0])[0]
         last = self._lines(run.statements[-1])[1]
         name = self.namer.numbered(f"_{self.region_prefix}_graph_region_")
@@ -425,12 +434,11 @@ class _Outliner:
         emitted.append(self._origin(converted, first, last, verbatim=_same_line_count(statement, converted)))
         return emitted
 
-    def _compound(self, item: Compound, in_loop: bool, state: State) -> list[cst.BaseStatement]:
+    def _compound(self, item: Compound, state: State) -> list[cst.BaseStatement]:
         statement = item.statement
         first, last = self._lines(statement)
-        loop = isinstance(statement, (cst.For, cst.While))
         entries = self.bindings.child_entries(statement, state)
-        new_blocks = [self._block(block, in_loop or loop, entry) for block, entry in zip(item.blocks, entries)]
+        new_blocks = [self._block(block, entry) for block, entry in zip(item.blocks, entries)]
         replaced = _replace_blocks(statement, child_blocks(statement), new_blocks)
         replaced = self._convert_calls(replaced, headers_only=True)
         emitted: list[cst.BaseStatement] = []
@@ -474,32 +482,6 @@ def _replace_blocks(statement, originals, new_bodies):
 
 def _statements(block: cst.BaseSuite) -> list[Statement]:
     return list(block.body) if isinstance(block, cst.IndentedBlock) else [cast(cst.SimpleStatementSuite, block)]
-
-
-def _units(block: cst.BaseSuite):
-    """Leaf statements and compound headers of a block: the places names are read."""
-    for statement in _statements(block):
-        yield from _units_of_statement(statement)
-
-
-def _units_of_statement(statement: cst.CSTNode):
-    if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.FunctionDef, cst.ClassDef)):
-        yield statement
-        return
-    for attribute in ("test", "iter", "subject"):
-        value = getattr(statement, attribute, None)
-        if isinstance(value, cst.CSTNode):
-            yield value
-    for item in getattr(statement, "items", ()) or ():
-        yield item
-    for handler in getattr(statement, "handlers", ()) or ():
-        if handler.type is not None:
-            yield handler.type
-    orelse = getattr(statement, "orelse", None)
-    if isinstance(statement, cst.If) and isinstance(orelse, cst.If):
-        yield orelse.test
-    for child in child_blocks(statement):
-        yield from _units(child)
 
 
 class _OperationFinder(cst.CSTVisitor):
@@ -565,3 +547,4 @@ def _same_line_count(a: cst.CSTNode, b: cst.CSTNode) -> bool:
     """Converting calls keeps a statement's line structure, so its lines still map one to one."""
     render = cst.Module(body=[]).code_for_node
     return render(a.with_changes(leading_lines=())).count("\n") == render(b.with_changes(leading_lines=())).count("\n")
+

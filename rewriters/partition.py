@@ -31,6 +31,7 @@ from typing import TypeGuard, cast
 import libcst as cst
 
 from carve.rewriters.analysis import FunctionAnalysis, child_blocks
+from carve.rewriters.dataflow import Dataflow
 from carve.rewriters.findings import Finding
 from carve.rewriters.names import dotted_name, integer_value
 from carve.rewriters.rules import RULES, rule
@@ -113,15 +114,19 @@ def _source_line(statement: cst.CSTNode) -> str:
 
 
 def partition_block(
-    block: cst.BaseSuite, analysis: FunctionAnalysis, guarded: bool = False, closures: "_Closures | None" = None
+    block: cst.BaseSuite, analysis: FunctionAnalysis, guarded: bool = False, closures: "_Closures | None" = None,
+    dataflow: Dataflow | None = None,
 ) -> list[Item]:
     """`guarded`: the block runs under a try or with, which may catch an exception raised
     mid-run; then each statement is its own region, so the statements before the one that
-    raised have bound their names, as in eager."""
+    raised have bound their names, as in eager. `dataflow`: the function's (built here if not
+    given), which says what each statement reads and writes."""
     items: list[Item] = []
     run: list[Statement] = []
+    if dataflow is None:
+        dataflow = Dataflow(analysis.func)
     if closures is None:
-        closures = _Closures()
+        closures = _Closures(dataflow)
         analysis.func.visit(closures)
 
     def flush() -> None:
@@ -130,7 +135,7 @@ def partition_block(
             run.clear()
 
     for statement in _statements(block):
-        if _graph_statement(statement, analysis, loop_depth=0, nested=False) and not closures.touched_by(statement):
+        if _graph_statement(statement, analysis, dataflow, loop_depth=0, nested=False) and not closures.touched_by(statement):
             run.append(statement)
             if guarded or _returns_at_end(statement):
                 flush()
@@ -142,10 +147,11 @@ def partition_block(
             # Neither a line nor a one-line suite: a compound statement.
             compound = Compound(cast(cst.BaseCompoundStatement, statement), analysis.findings_of(statement))
             catches = guarded or isinstance(statement, (cst.Try, cst.With)) or type(statement).__name__ == "TryStar"
-            whole_body = not guarded and try_body_is_one_region(statement, analysis, closures)
+            whole_body = not guarded and try_body_is_one_region(statement, analysis, closures, dataflow)
             compound.blocks = [
                 partition_block(
-                    child, analysis, catches and not (whole_body and child is compound.statement.body), closures)
+                    child, analysis, catches and not (whole_body and child is compound.statement.body), closures,
+                    dataflow)
                 for child in child_blocks(statement)
             ]
             items.append(compound)
@@ -177,9 +183,11 @@ def as_statement_line(statement: Statement) -> cst.SimpleStatementLine | cst.Bas
     return cast("cst.SimpleStatementLine | cst.BaseCompoundStatement", statement)  # BaseStatement's two kinds
 
 
-def _graph_statement(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_depth: int, nested: bool) -> bool:
+def _graph_statement(
+    statement: cst.CSTNode, analysis: FunctionAnalysis, dataflow: Dataflow, loop_depth: int, nested: bool
+) -> bool:
     """Can the trace capture `statement` whole? `nested`: it sits inside an if/for of the region."""
-    if isinstance(statement, cst.For) and _only_untaken_breaks_inside(statement, analysis):
+    if isinstance(statement, cst.For) and _only_untaken_breaks_inside(statement, analysis, dataflow):
         pass  # its body is judged below: breaks only in branches the guards usually skip
     elif _container_update(statement, analysis):
         return True
@@ -189,13 +197,13 @@ def _graph_statement(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_de
         return all(_graph_small(small, loop_depth, nested) for small in statement.body)
     if isinstance(statement, cst.If):
         return all(
-            _graph_statement(s, analysis, loop_depth, nested=True) or _break_in_branch(s, analysis, loop_depth)
+            _graph_statement(s, analysis, dataflow, loop_depth, nested=True) or _break_in_branch(s, analysis, loop_depth)
             for child in child_blocks(statement) for s in _statements(child)
         )
     if isinstance(statement, cst.For) and statement.orelse is None and _name_target(statement.target) and (
             _short_loop(statement) or _container_loop(statement)):
-        return all(_graph_statement(s, analysis, loop_depth + 1, nested=True) for s in _statements(statement.body))
-    if isinstance(statement, cst.Try) and not nested and _try_captured_whole(statement, analysis, loop_depth):
+        return all(_graph_statement(s, analysis, dataflow, loop_depth + 1, nested=True) for s in _statements(statement.body))
+    if isinstance(statement, cst.Try) and not nested and _try_captured_whole(statement, analysis, dataflow, loop_depth):
         return True
     if isinstance(statement, cst.With) and id(statement) in analysis.torch_context_managers:
         # torch's own context managers (no_grad, autocast, ...): the capture records their state
@@ -206,14 +214,14 @@ def _graph_statement(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_de
         body = _statements(statement.body)
         last_returns = not nested and is_simple(body[-1]) and _returns_at_end(body[-1])
         return all(
-            _graph_statement(s, analysis, loop_depth, nested=not (last_returns and s is body[-1]))
+            _graph_statement(s, analysis, dataflow, loop_depth, nested=not (last_returns and s is body[-1]))
             or resumable and _break_in_branch(s, analysis, loop_depth)
             for s in body
         )
     return False
 
 
-def _try_captured_whole(statement: cst.Try, analysis: FunctionAnalysis, loop_depth: int) -> bool:
+def _try_captured_whole(statement: cst.Try, analysis: FunctionAnalysis, dataflow: Dataflow, loop_depth: int) -> bool:
     """A `try` whose every part is graph work is part of the region, as Dynamo traces it inside
     one frame (torch.compile's one graph): an exception met while tracing is Dynamo's to model,
     and one it cannot is a break in the region, which then runs as written.
@@ -225,10 +233,13 @@ def _try_captured_whole(statement: cst.Try, analysis: FunctionAnalysis, loop_dep
     """
     handlers_simple = all(handler.type is None or dotted_name(handler.type) is not None for handler in statement.handlers)
     return handlers_simple and all(
-        _graph_statement(s, analysis, loop_depth, nested=True) for child in child_blocks(statement) for s in _statements(child))
+        _graph_statement(s, analysis, dataflow, loop_depth, nested=True)
+        for child in child_blocks(statement) for s in _statements(child))
 
 
-def try_body_is_one_region(statement: cst.CSTNode, analysis: FunctionAnalysis, closures: "_Closures") -> bool:
+def try_body_is_one_region(
+    statement: cst.CSTNode, analysis: FunctionAnalysis, closures: "_Closures", dataflow: Dataflow
+) -> bool:
     """May the body of this `try` be one graph region instead of one region per statement?
 
         try:                                try:
@@ -248,25 +259,23 @@ def try_body_is_one_region(statement: cst.CSTNode, analysis: FunctionAnalysis, c
     if not isinstance(statement, cst.Try):
         return False
     body = _statements(statement.body)
-    if not body or not all(_graph_statement(s, analysis, loop_depth=0, nested=False) and not closures.touched_by(s)
+    if not body or not all(_graph_statement(s, analysis, dataflow, loop_depth=0, nested=False) and not closures.touched_by(s)
                            for s in body):
         return False
     if _contains_in_place_call(statement.body):
         return False
-    from carve.rewriters.liveness import reads_and_writes
-
-    bound = reads_and_writes(statement.body)[1]
+    bound = dataflow.block_reads_and_writes(body)[1]
     finally_names = _loaded_names(statement.finalbody) if statement.finalbody is not None else set()
     if bound & finally_names:
         return False
     seen_elsewhere = bound & _loaded_names(analysis.func, skip=statement.body)
     for handler in statement.handlers:
-        handler_reads = set(reads_and_writes(handler.body)[0])
+        handler_reads = set(dataflow.block_reads_and_writes(_statements(handler.body))[0])
         if handler.type is not None:
             handler_reads |= _loaded_names(handler.type)
         if bound & handler_reads:
             return False
-        if _falls_through(handler.body) and not seen_elsewhere <= _bound_at_top(handler.body):
+        if _falls_through(handler.body) and not seen_elsewhere <= _bound_at_top(handler.body, dataflow):
             return False
     return True
 
@@ -290,14 +299,12 @@ def _loaded_names(node: cst.CSTNode, skip: cst.CSTNode | None = None) -> set[str
     return names.names
 
 
-def _bound_at_top(block: cst.BaseSuite) -> set[str]:
+def _bound_at_top(block: cst.BaseSuite, dataflow: Dataflow) -> set[str]:
     """Names every run of `block` binds: targets of its top-level assignments."""
-    from carve.rewriters.liveness import reads_and_writes
-
     bound: set[str] = set()
     for statement in _statements(block):
         if is_simple(statement):
-            bound |= reads_and_writes(statement)[1]
+            bound |= dataflow.writes(statement)
     return bound
 
 
@@ -351,7 +358,7 @@ def _container_update(statement: cst.CSTNode, analysis: FunctionAnalysis) -> boo
 COMPUTED = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript, cst.Comparison)
 
 
-def _only_untaken_breaks_inside(loop: cst.For, analysis: FunctionAnalysis) -> bool:
+def _only_untaken_breaks_inside(loop: cst.For, analysis: FunctionAnalysis, dataflow: Dataflow) -> bool:
     """The loop's only findings say that its body breaks (CRV006), and no run has made it Python.
 
         for block in self.blocks:           # one graph over every block while verbose is False;
@@ -363,19 +370,17 @@ def _only_untaken_breaks_inside(loop: cst.For, analysis: FunctionAnalysis) -> bo
     own = analysis.findings_of(loop)
     if not own or not all(f.code == "CRV006" and f.line not in analysis.forced_lines for f in own):
         return False
-    return _breaking_branches_are_loop_invariant(loop, analysis)
+    return _breaking_branches_are_loop_invariant(loop, analysis, dataflow)
 
 
-def _breaking_branches_are_loop_invariant(loop: cst.For, analysis: FunctionAnalysis) -> bool:
+def _breaking_branches_are_loop_invariant(loop: cst.For, analysis: FunctionAnalysis, dataflow: Dataflow) -> bool:
     """Every `if` in the loop that guards a break tests only names the loop does not rebind.
 
         for i, block in enumerate(blocks):
             if verbose: print(...)          # invariant: not taken while verbose is False
             if i % 4 == 0: print(...)       # varies with i: taken on some iteration of every call
     """
-    from carve.rewriters.liveness import reads_and_writes
-
-    rebound = reads_and_writes(loop)[1]
+    rebound = dataflow.writes(loop)
 
     class BreakingBranches(cst.CSTVisitor):
         def __init__(self) -> None:
@@ -456,7 +461,8 @@ class _Closures(cst.CSTVisitor):
                                  # (`nonlocal`), else graph work Dynamo traces
     """
 
-    def __init__(self) -> None:
+    def __init__(self, dataflow: Dataflow) -> None:
+        self.dataflow = dataflow
         self.cells: set[str] = set()
         self.functions: set[str] = set()
         # A nested def rebinds a cell (`nonlocal`): a region holding a cell's value would miss it.
@@ -496,9 +502,7 @@ class _Closures(cst.CSTVisitor):
     def touched_by(self, statement: cst.CSTNode) -> bool:
         if not self.cells and not self.functions:
             return False
-        from carve.rewriters.liveness import reads_and_writes
-
-        reads, writes = reads_and_writes(statement)
+        reads, writes = self.dataflow.reads_and_writes(statement)
         # A call of a closure that only reads cells is Dynamo's to trace inside the region.
         return bool(writes & self.cells) or (self.closures_write_cells and bool(set(reads) & self.functions))
 

@@ -14,16 +14,19 @@
 | pass | module | what it does |
 |---|---|---|
 | analysis | `analysis.py`, `checks/` | findings (rule code, message, position) for the function |
+| dataflow | `dataflow.py` | the function's control-flow graph: per statement reads, writes, live names |
 | partition | `partition.py` | graph runs, eager statements, compounds kept as Python |
 | hoisting | `hoist.py` | pure tensor work inside an eager statement joins the run before it |
 | call conversion | `call_conversion.py` | calls of user functions in Python code compile the callee |
-| outlining | `outline.py`, `liveness.py`, `bindings.py` | each run a region function; inputs and outputs |
+| outlining | `outline.py`, `liveness.py`, `bindings.py` | each run a region function; inputs and outputs (live after it) |
 | checkpoints | `checkpoints.py` | comment and `graph_break` call before each eager statement |
 | verification | `verify.py` | invariants of the outline (CARVE_VERIFY=1 in carve's tests) |
 | codegen | `codegen.py` | one module text, compiled with a line table to the user's lines |
 
 Partition, hoisting, call conversion and checkpoints run inside `outline_function` (each is
-its own module, called per item as the outliner walks the partition); `outline` below runs
+its own module, called per item as the outliner walks the partition); they share the
+function's one `Dataflow`, built once after the analysis, as they share its `FunctionAnalysis`,
+instead of each walking the statements for their names again. `outline` below runs
 1-7 and is what both `carve.compile` (compiler/pipeline.py) and `carve rewrite`
 (rewriters/rewrite.py) call. Codegen differs between them: a factory module compiled in
 memory, or the rewritten file.
@@ -35,6 +38,7 @@ import libcst as cst
 
 from carve.rewriters.analysis import FunctionAnalysis, ModuleContext, analyze_function
 from carve.rewriters.callees import CallResolver
+from carve.rewriters.dataflow import Dataflow
 from carve.rewriters.naming import Namer
 from carve.rewriters.outline import OutlinedFunction, outline_function
 from carve.rewriters.verify import check_if_asked
@@ -46,7 +50,8 @@ def outline(func: cst.FunctionDef, context: ModuleContext, *, regions_var: str, 
             unbound_var: str | None = None) -> tuple[FunctionAnalysis, OutlinedFunction]:
     """Passes 1-7 on one function: its analysis and its outline."""
     analysis = analyze_function(func, context, resolver, forced_breaks)
+    dataflow = Dataflow(func)
     outlined = outline_function(func, analysis, context, regions_var=regions_var, region_prefix=region_prefix,
-                                namer=namer, unbound_var=unbound_var)
+                                namer=namer, unbound_var=unbound_var, dataflow=dataflow)
     check_if_asked(outlined, func)
     return analysis, outlined
