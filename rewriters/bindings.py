@@ -28,7 +28,8 @@ A walrus inside a conditional part of an expression (`a if c else (b := 1)`,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, cast
+from collections.abc import Callable
+from typing import cast
 
 import libcst as cst
 

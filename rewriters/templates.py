@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable, Sequence
-from typing import Any, Union
+from typing import Any
 
 import libcst as cst
 
@@ -53,11 +53,11 @@ __all__ = [
     "BodyStatement", "MarkOrigin", "Replacement", "TemplateError", "replace", "replace_expression", "replace_statement",
 ]
 
-Replacement = Union[str, int, cst.CSTNode, Sequence[Union[str, cst.CSTNode]]]
+Replacement = str | int | cst.CSTNode | Sequence[str | cst.CSTNode]
 # `origin=`: called with each statement a template made, to record what lines it stands for.
 MarkOrigin = Callable[[cst.BaseStatement], object]
 # What a module's or a block's body holds: a line of small statements or a compound statement (a def, an if, ...).
-BodyStatement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
+BodyStatement = cst.SimpleStatementLine | cst.BaseCompoundStatement
 
 
 class TemplateError(ValueError):

@@ -20,7 +20,7 @@ run of a file each finding is reported once, however many files reach it.
 from __future__ import annotations
 
 import os
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from carve.rewriters.lint.modules import ExternalTarget, ProjectLayout
 
