@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from carve.rewriters.liveness import Uses, reads_and_writes, target_names, target_uses
+from carve.rewriters.liveness import Uses, param_names, reads_and_writes, target_names, target_uses
 
 # The jumps a `finally` block may have to continue after it runs.
 _BREAK, _CONTINUE, _RETURN = "break", "continue", "return"
@@ -171,7 +171,7 @@ class _Builder:
         self.nodes.append(self.exit)
         # Where an exception goes from each point: innermost handlers (or finally, or with) last.
         self.raise_targets: list[list[_Node]] = [[self.exit]]
-        params = _param_names(func.params)
+        params = param_names(func.params)
         entry = self._new(func, writes=params)
         _link(self._block(func.body, [entry]), [self.exit])
 
@@ -450,14 +450,6 @@ def _walrus_targets(node: cst.CSTNode) -> set[str]:
     walrus = Walrus()
     node.visit(walrus)
     return walrus.names
-
-
-def _param_names(params: cst.Parameters) -> set[str]:
-    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            names.add(star.name.value)
-    return names
 
 
 def _statements(block: cst.BaseSuite) -> list[cst.CSTNode]:

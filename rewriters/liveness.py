@@ -26,7 +26,7 @@ from carve.rewriters.scopes import OwnScopeVisitor
 
 def local_names(func: cst.FunctionDef, global_names: set[str]) -> set[str]:
     """Names bound in `func` (parameters included), minus the global/nonlocal ones."""
-    names = _param_names(func.params)
+    names = param_names(func.params)
     collector = _BindingCollector()
     func.body.visit(collector)
     declared = _Declared()
@@ -41,7 +41,8 @@ def bound_names(node: cst.CSTNode) -> set[str]:
     return collector.names
 
 
-def _param_names(params: cst.Parameters) -> set[str]:
+def param_names(params: cst.Parameters) -> set[str]:
+    """The names a function's parameters bind (`*args` and `**kwargs` included)."""
     names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
     for star in (params.star_arg, params.star_kwarg):
         if isinstance(star, cst.Param):
@@ -357,7 +358,7 @@ class _NameUses(cst.CSTVisitor):
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         node.params.visit(_DefaultsOnly(self))
-        params = _param_names(node.params)
+        params = param_names(node.params)
         self._bound_inside.append(params)
         node.body.visit(self)
         self._bound_inside.pop()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
+import pytest
 
 from carve.rewriters.analysis import ModuleContext, analyze_function
 from carve.rewriters.partition import Compound, EagerStatement, GraphRun, partition_block
@@ -180,39 +181,33 @@ def test_a_partition_prints_as_the_module_docstring_shows():
     ])
 
 
-def test_a_break_inside_a_with_block_of_a_context_manager_dynamo_resumes_in_stays_in_the_run():
+def with_block_partition(manager: str) -> list:
+    return shape(partition(f"""
+        import torch
+        def f(x):
+            y = x.sin()
+            with {manager}:
+                y = y + 2
+                print(y)
+                z = y * 3
+            return z.cos()
+    """))
+
+
+@pytest.mark.parametrize("manager", ["torch.no_grad()", "torch.autocast('cpu')",
+                                     "torch.profiler.record_function('step')"])
+def test_a_break_inside_a_with_block_of_a_context_manager_dynamo_resumes_in_stays_in_the_run(manager):
     # Dynamo resumes inside torch's grad-mode and profiler blocks (re-entering the manager after
     # the break): one run, two graphs, as under torch.compile.
-    for manager in ("torch.no_grad()", "torch.autocast('cpu')", "torch.profiler.record_function('step')"):
-        items = partition(f"""
-            import torch
-            def f(x):
-                y = x.sin()
-                with {manager}:
-                    y = y + 2
-                    print(y)
-                    z = y * 3
-                return z.cos()
-        """)
-        assert shape(items) == [("graph", 3)], manager
+    assert with_block_partition(manager) == [("graph", 3)]
 
 
-def test_a_break_inside_a_with_block_of_another_context_manager_keeps_the_block_python():
+@pytest.mark.parametrize("manager", ["Timer()", "open('log.txt')", "torch.profiler.profile() as prof"])
+def test_a_break_inside_a_with_block_of_another_context_manager_keeps_the_block_python(manager):
     # Dynamo skips the whole frame on a break inside a user's context manager: carve keeps the
     # `with` as Python and compiles the work around the break.
-    for manager in ("Timer()", "open('log.txt')", "torch.profiler.profile() as prof"):
-        items = partition(f"""
-            import torch
-            def f(x):
-                y = x.sin()
-                with {manager}:
-                    y = y + 2
-                    print(y)
-                    z = y * 3
-                return z.cos()
-        """)
-        assert shape(items) == [("graph", 1), ("compound", [[("graph", 1), ("eager", ["CRV003"]), ("graph", 1)]]),
-                                ("graph", 1)], manager
+    assert with_block_partition(manager) == [
+        ("graph", 1), ("compound", [[("graph", 1), ("eager", ["CRV003"]), ("graph", 1)]]), ("graph", 1)]
 
 
 def test_a_with_block_that_returns_ends_the_run():
