@@ -32,6 +32,12 @@ from carve.rewriters.walk import import_table, walk
 from carve.rewriters.findings import Finding, Violation
 from carve.rewriters.names import dotted_name
 from carve.rewriters.rules import CALL_CHECKS, IF_EXPRESSION_CHECKS, SUBSCRIPT_CHECKS, rule
+from carve.rewriters.rules import crv005_data_dependent_branch as data_dependent_branch
+from carve.rewriters.rules import crv006_break_in_loop as break_in_loop
+from carve.rewriters.rules import crv007_break_in_try as break_in_try
+from carve.rewriters.rules import crv008_break_in_with as break_in_with
+from carve.rewriters.rules import crv010_generator as generator_rule
+from carve.rewriters.rules import crv011_async as async_rule
 from carve.rewriters.rules import crv019_python_side_effect as side_effects
 from carve.rewriters.scopes import OwnScopeVisitor
 from carve.rewriters.tensors import TensorInference
@@ -63,9 +69,11 @@ OBJECT_ENTERING_MANAGERS = frozenset({
     "torch.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast", "torch.cuda.amp.autocast",
     "torch.nn.attention.sdpa_kernel",
 })
-CONTAINMENT_RULES = {cst.For: "CRV006", cst.While: "CRV006", cst.Try: "CRV007", cst.With: "CRV008"}
-if hasattr(cst, "TryStar"):
-    CONTAINMENT_RULES[cst.TryStar] = "CRV007"
+# A compound statement whose body breaks the graph: a loop, a try or a with (each rule's module
+# says which statements it covers and what it reports).
+CONTAINMENT_CHECKS = (
+    break_in_loop.check_containment, break_in_try.check_containment, break_in_with.check_containment,
+)
 
 
 @dataclass
@@ -170,10 +178,10 @@ class _FunctionWalker:
         generator = _BodyFacts()
         walk(func.body, generator)
         self.analysis.global_names = generator.names
-        if func.asynchronous is not None:
-            self._whole("CRV011", func, "async def functions run eagerly")
-        if generator.found is not None:
-            self._whole("CRV010", generator.found, "the function is a generator (contains yield)")
+        for violation in async_rule.check_function(func):
+            self._whole(violation, func)
+        for violation in generator_rule.check_function(generator.found):
+            self._whole(violation, cast(cst.CSTNode, generator.found))
         self._block(func.body)
         skip = next((f for f in self.analysis.findings if f.code == "CRV002"), None)
         if skip is not None and self.analysis.whole_function is None:
@@ -196,8 +204,8 @@ class _FunctionWalker:
         self.analysis.findings.append(finding)
         self.analysis.statement_findings.setdefault(id(owner), []).append(finding)
 
-    def _whole(self, code: str, node: cst.CSTNode, message: str) -> None:
-        finding = self._finding(Violation(code, message), node)
+    def _whole(self, violation: Violation, node: cst.CSTNode) -> None:
+        finding = self._finding(violation, node)
         self.analysis.findings.append(finding)
         if self.analysis.whole_function is None:
             self.analysis.whole_function = finding
@@ -244,8 +252,8 @@ class _FunctionWalker:
                 orelse = orelse.orelse
             for test, keyword in tests:
                 self._expressions(statement, test)
-                if self.ctx.tensors.reads_value(test):
-                    self._record(statement, self._finding(Violation("CRV005", f"`{keyword}` condition depends on a tensor's value"), test, owner=statement))
+                for violation in data_dependent_branch.check_condition(test, keyword, self.ctx):
+                    self._record(statement, self._finding(violation, test, owner=statement))
         elif isinstance(statement, cst.For):
             self._expressions(statement, statement.iter)
         elif isinstance(statement, cst.With):
@@ -260,13 +268,11 @@ class _FunctionWalker:
         header_broke = any(rule(f.code).lint_default for f in self.analysis.findings_of(statement))
         for child in child_blocks(statement):
             broke |= self._block(child)
-        containment = CONTAINMENT_RULES.get(type(statement))
-        # CRV008 is the rule of `with` statements.
-        if broke and containment and not (containment == "CRV008" and self._resumable(cast(cst.With, statement))):
-            kind = {"CRV006": "a loop", "CRV007": "a try block", "CRV008": "a `with` block"}[containment]
-            self._record(statement, self._finding(
-                Violation(containment, f"a graph break inside {kind}: torch.compile would skip the whole function"),
-                _header_node(statement), owner=statement))
+        # Dynamo resumes after a break inside torch's own managers (no_grad, autocast, ...): no finding.
+        if broke and not (isinstance(statement, cst.With) and self._resumable(statement)):
+            for check in CONTAINMENT_CHECKS:
+                for violation in check(statement):
+                    self._record(statement, self._finding(violation, _header_node(statement), owner=statement))
         return broke or header_broke
 
     def _forced_header(self, statement: cst.CSTNode) -> None:

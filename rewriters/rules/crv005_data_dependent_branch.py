@@ -7,9 +7,9 @@ selects element-wise instead, in one graph:
 
     y = torch.where(x.sum() > 0, x * 2, x * 3)
 
-`check_conditional` checks conditional expressions; `if`/`elif` and `while` statements are
-checked on their header by the analysis itself (rewriters/analysis.py), which owns the
-statement the finding belongs to.
+`check_conditional` checks conditional expressions, `check_condition` the header of an
+`if`/`elif` or `while` statement (the analysis, rewriters/analysis.py, records that finding on
+the statement, whose header it is).
 """
 
 from __future__ import annotations
@@ -44,3 +44,10 @@ RULE = Rule(
 def check_conditional(node: cst.IfExp, ctx: CheckContext):
     if ctx.tensors.reads_value(node.test):
         yield Violation(RULE.code, "conditional expression (`a if cond else b`) depends on a tensor's value")
+
+
+def check_condition(test: cst.BaseExpression, keyword: str, ctx: CheckContext):
+    """The condition of an `if`, `elif` or `while` header (`keyword`); the analysis records the
+    finding on the whole statement, whose header it is."""
+    if ctx.tensors.reads_value(test):
+        yield Violation(RULE.code, f"`{keyword}` condition depends on a tensor's value")

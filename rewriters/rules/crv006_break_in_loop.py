@@ -6,12 +6,15 @@
     for i in range(5):              # not flagged: nothing in the body breaks
         x = x + 1
 
-Detected structurally by the analysis (rewriters/analysis.py, `CONTAINMENT_RULES`): a `for`
-or `while` whose body has a finding of a rule that breaks the graph. carve's runtime also
-reports it when Dynamo gives up on a region (runtime/dynamo_capture.py).
+Detected structurally: rewriters/analysis.py calls `check_containment` on a `for` or `while`
+whose body has a finding of a rule that breaks the graph. carve's runtime also reports it when Dynamo gives up on a region (runtime/dynamo_capture.py).
 """
 
-from carve.rewriters.rules._rule import Rule, Strategy
+from __future__ import annotations
+
+import libcst as cst
+
+from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
 RULE = Rule(
     "CRV006", "break-in-loop", "graph break inside a loop",
@@ -29,3 +32,12 @@ RULE = Rule(
     fix_safety="No automatic fix in `carve lint`. The compiler keeps the loop in Python and compiles the "
                "tensor work of its body in graphs around the breaking statement.",
 )
+
+# The compound statements this rule covers.
+STATEMENTS = (cst.For, cst.While)
+
+
+def check_containment(statement: cst.CSTNode):
+    """A `for` or `while` whose body has a graph break: the analysis calls this once it knows the body broke."""
+    if isinstance(statement, STATEMENTS):
+        yield Violation(RULE.code, "a graph break inside a loop: torch.compile would skip the whole function")

@@ -6,11 +6,15 @@
     except ValueError:
         pass
 
-Detected structurally by the analysis (rewriters/analysis.py, `CONTAINMENT_RULES`): a `try`
-(or `try*`) any part of which has a finding of a rule that breaks the graph.
+Detected structurally: rewriters/analysis.py calls `check_containment` on a `try` (or
+`try*`) any part of which has a finding of a rule that breaks the graph.
 """
 
-from carve.rewriters.rules._rule import Rule, Strategy
+from __future__ import annotations
+
+import libcst as cst
+
+from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
 RULE = Rule(
     "CRV007", "break-in-try", "graph break inside a try block",
@@ -28,3 +32,12 @@ RULE = Rule(
     fix_safety="No automatic fix in `carve lint`. The compiler keeps the `try` in Python and compiles the "
                "tensor work of its body.",
 )
+
+# The compound statements this rule covers.
+STATEMENTS = (cst.Try, cst.TryStar) if hasattr(cst, "TryStar") else (cst.Try,)
+
+
+def check_containment(statement: cst.CSTNode):
+    """A `try` whose body has a graph break: the analysis calls this once it knows the body broke."""
+    if isinstance(statement, STATEMENTS):
+        yield Violation(RULE.code, "a graph break inside a try block: torch.compile would skip the whole function")

@@ -7,11 +7,16 @@
         x = x + 1
         print(x)
 
-Detected structurally by the analysis (rewriters/analysis.py, `CONTAINMENT_RULES`), which
-leaves out the `with` statements entering only `RESUMABLE_CONTEXT_MANAGERS`.
+Detected structurally: rewriters/analysis.py calls `check_containment` once it knows the
+body broke, except for a `with` entering only `RESUMABLE_CONTEXT_MANAGERS` (Dynamo resumes
+inside those).
 """
 
-from carve.rewriters.rules._rule import Rule, Strategy
+from __future__ import annotations
+
+import libcst as cst
+
+from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
 RULE = Rule(
     "CRV008", "break-in-with", "graph break inside a context manager",
@@ -33,3 +38,12 @@ RULE = Rule(
     fix_safety="No automatic fix in `carve lint`. The compiler keeps the `with` in Python and compiles the "
                "tensor work of its body.",
 )
+
+# The compound statements this rule covers.
+STATEMENTS = (cst.With,)
+
+
+def check_containment(statement: cst.CSTNode):
+    """A `with` whose body has a graph break: the analysis calls this once it knows the body broke."""
+    if isinstance(statement, STATEMENTS):
+        yield Violation(RULE.code, "a graph break inside a `with` block: torch.compile would skip the whole function")

@@ -8,11 +8,16 @@
             yield 1
         return list(inner())
 
-Detected structurally by the analysis (rewriters/analysis.py, `_BodyFacts`): a `yield` in the
-function's own body, not in nested functions or lambdas.
+Detected structurally: the analysis (rewriters/analysis.py, `_BodyFacts`) finds the first
+`yield` in the function's own body, not in nested functions or lambdas, and `check_function`
+reports it.
 """
 
-from carve.rewriters.rules._rule import Rule, Strategy
+from __future__ import annotations
+
+import libcst as cst
+
+from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
 RULE = Rule(
     "CRV010", "generator", "generator function",
@@ -29,3 +34,9 @@ RULE = Rule(
     fix_safety="No automatic fix. The compiler runs the whole function eagerly; the functions it calls are "
                "still compiled.",
 )
+
+
+def check_function(first_yield: cst.CSTNode | None):
+    """The function's own first `yield` (nested definitions excluded), found by the analysis's walk."""
+    if first_yield is not None:
+        yield Violation(RULE.code, "the function is a generator (contains yield)")

@@ -4,10 +4,15 @@
         await asyncio.sleep(0)
         return x + 1
 
-Detected structurally by the analysis (rewriters/analysis.py): an `async def` function.
+Detected on the function itself: rewriters/analysis.py calls `check_function` on each
+function it analyses.
 """
 
-from carve.rewriters.rules._rule import Rule, Strategy
+from __future__ import annotations
+
+import libcst as cst
+
+from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
 RULE = Rule(
     "CRV011", "async", "async code",
@@ -23,3 +28,8 @@ RULE = Rule(
                    "outside one.",
     fix_safety="No automatic fix. The compiler runs the whole coroutine eagerly.",
 )
+
+
+def check_function(func: cst.FunctionDef):
+    if func.asynchronous is not None:
+        yield Violation(RULE.code, "async def functions run eagerly")
