@@ -269,7 +269,7 @@ class _FunctionWalker:
         for child in child_blocks(statement):
             broke |= self._block(child)
         # Dynamo resumes after a break inside torch's own managers (no_grad, autocast, ...): no finding.
-        if broke and not (isinstance(statement, cst.With) and self._resumable(statement)):
+        if broke and id(statement) not in self.analysis.resumable_context_managers:
             for check in CONTAINMENT_CHECKS:
                 for violation in check(statement):
                     self._record(statement, self._finding(violation, _header_node(statement), owner=statement))

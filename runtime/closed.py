@@ -65,11 +65,17 @@ _IMMUTABLE_TYPES = (int, float, bool, complex, str, bytes, type(None), torch.dty
 _PLAIN_TENSORS = (torch.Tensor, torch.nn.Parameter)
 _UNBOUND = UNBOUND
 
-_OPEN_OPCODES = frozenset(
-    name for name in ("LOAD_DEREF", "LOAD_CLOSURE", "LOAD_CLASSDEREF", "STORE_DEREF", "IMPORT_NAME", "IMPORT_FROM",
-                      "STORE_ATTR", "DELETE_ATTR", "STORE_GLOBAL", "DELETE_GLOBAL", "MAKE_FUNCTION",
-                      "LOAD_BUILD_CLASS", "YIELD_VALUE", "SETUP_WITH", "BEFORE_WITH", "LOAD_FROM_DICT_OR_DEREF")
-    if name in dis.opmap)
+# Instructions that make a region open by themselves, each with what it is in the user's terms
+# (for `carve.explain`).
+_OPEN_CONSTRUCTS = {
+    "LOAD_DEREF": "a closure cell", "LOAD_CLOSURE": "a closure cell", "LOAD_CLASSDEREF": "a closure cell",
+    "STORE_DEREF": "a closure cell", "LOAD_FROM_DICT_OR_DEREF": "a closure cell", "IMPORT_NAME": "an import",
+    "IMPORT_FROM": "an import", "STORE_ATTR": "an attribute store", "DELETE_ATTR": "an attribute deletion",
+    "STORE_GLOBAL": "a global store", "DELETE_GLOBAL": "a global deletion", "MAKE_FUNCTION": "a nested function",
+    "LOAD_BUILD_CLASS": "a class definition", "YIELD_VALUE": "a yield", "SETUP_WITH": "a `with` block",
+    "BEFORE_WITH": "a `with` block",
+}
+_OPEN_OPCODES = frozenset(name for name in _OPEN_CONSTRUCTS if name in dis.opmap)
 
 # code object -> the globals it reads, each with the attribute chain read from it
 # (`torch.nn.functional.relu` is ("torch", ("nn", "functional", "relu"))), or None when the
@@ -107,15 +113,6 @@ def _global_reads(code: types.CodeType) -> tuple[tuple[str, tuple[str, ...]], ..
     return reads
 
 
-# What each opening instruction is in the user's terms, for `carve.explain`.
-_OPEN_CONSTRUCTS = {
-    "LOAD_DEREF": "a closure cell", "LOAD_CLOSURE": "a closure cell", "LOAD_CLASSDEREF": "a closure cell",
-    "STORE_DEREF": "a closure cell", "LOAD_FROM_DICT_OR_DEREF": "a closure cell", "IMPORT_NAME": "an import",
-    "IMPORT_FROM": "an import", "STORE_ATTR": "an attribute store", "DELETE_ATTR": "an attribute deletion",
-    "STORE_GLOBAL": "a global store", "DELETE_GLOBAL": "a global deletion", "MAKE_FUNCTION": "a nested function",
-    "LOAD_BUILD_CLASS": "a class definition", "YIELD_VALUE": "a yield", "SETUP_WITH": "a `with` block",
-    "BEFORE_WITH": "a `with` block",
-}
 
 
 def _open_construct(code: types.CodeType) -> str:
@@ -126,7 +123,7 @@ def _open_construct(code: types.CodeType) -> str:
         return "a nested function, lambda or comprehension in the region"
     for instruction in dis.get_instructions(code):
         if instruction.opname in _OPEN_OPCODES:
-            return f"{_OPEN_CONSTRUCTS.get(instruction.opname, instruction.opname)} in the region"
+            return f"{_OPEN_CONSTRUCTS[instruction.opname]} in the region"
     return "the region's code"
 
 

@@ -6,6 +6,7 @@ Plain data: no libcst, no torch. Each `crvNNN_*.py` module of this package decla
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
@@ -68,3 +69,17 @@ class Violation(NamedTuple):
     code: str
     message: str
     subject: str | None = None
+
+
+def containment_check(code: str, statements: tuple[type, ...], kind: str) -> Callable[[object], Iterator[Violation]]:
+    """The check of a rule reporting a compound statement whose body breaks the graph (a loop,
+    a try, a with): the analysis calls it once it knows the body broke.
+
+        check_containment = containment_check("CRV006", (cst.For, cst.While), "a loop")
+    """
+
+    def check_containment(statement: object) -> Iterator[Violation]:
+        if isinstance(statement, statements):
+            yield Violation(code, f"a graph break inside {kind}: torch.compile would skip the whole function")
+
+    return check_containment

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from carve.rewriters.rules._rule import Rule, Strategy, Violation
+from carve.rewriters.rules._rule import Rule, Strategy, containment_check
 
 RULE = Rule(
     "CRV006", "break-in-loop", "graph break inside a loop",
@@ -36,8 +36,4 @@ RULE = Rule(
 # The compound statements this rule covers.
 STATEMENTS = (cst.For, cst.While)
 
-
-def check_containment(statement: cst.CSTNode):
-    """A `for` or `while` whose body has a graph break: the analysis calls this once it knows the body broke."""
-    if isinstance(statement, STATEMENTS):
-        yield Violation(RULE.code, "a graph break inside a loop: torch.compile would skip the whole function")
+check_containment = containment_check(RULE.code, STATEMENTS, "a loop")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from carve.rewriters.rules._rule import Rule, Strategy, Violation
+from carve.rewriters.rules._rule import Rule, Strategy, containment_check
 
 RULE = Rule(
     "CRV007", "break-in-try", "graph break inside a try block",
@@ -36,8 +36,4 @@ RULE = Rule(
 # The compound statements this rule covers.
 STATEMENTS = (cst.Try, cst.TryStar) if hasattr(cst, "TryStar") else (cst.Try,)
 
-
-def check_containment(statement: cst.CSTNode):
-    """A `try` whose body has a graph break: the analysis calls this once it knows the body broke."""
-    if isinstance(statement, STATEMENTS):
-        yield Violation(RULE.code, "a graph break inside a try block: torch.compile would skip the whole function")
+check_containment = containment_check(RULE.code, STATEMENTS, "a try block")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from carve.rewriters.rules._rule import Rule, Strategy, Violation
+from carve.rewriters.rules._rule import Rule, Strategy, containment_check
 
 RULE = Rule(
     "CRV008", "break-in-with", "graph break inside a context manager",
@@ -42,8 +42,4 @@ RULE = Rule(
 # The compound statements this rule covers.
 STATEMENTS = (cst.With,)
 
-
-def check_containment(statement: cst.CSTNode):
-    """A `with` whose body has a graph break: the analysis calls this once it knows the body broke."""
-    if isinstance(statement, STATEMENTS):
-        yield Violation(RULE.code, "a graph break inside a `with` block: torch.compile would skip the whole function")
+check_containment = containment_check(RULE.code, STATEMENTS, "a `with` block")
