@@ -15,12 +15,18 @@ compound statement, the findings of its header (`if x.sum() > 0:`) and the
 frame-skip findings torch.compile would hit (a break inside a loop, try or
 with: CRV006-CRV008); and findings that make the whole function eager
 (generators, async, skip_frame).
+
+The findings are the rule modules' (rewriters/rules/): the walk runs their checks on each
+call, subscript and conditional expression, hands each call's `CalleeInfo` (what a callee
+resolver found its target to be, rewriters/callees.py) to their callee checks, and calls the
+structural rules' checks where it knows the facts (a loop whose body broke, the first
+`yield`). It decides where a finding belongs and positions it, never what it says.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import cast
 
 import libcst as cst
@@ -31,7 +37,10 @@ from carve.rewriters.checks import CheckContext
 from carve.rewriters.walk import import_table, walk
 from carve.rewriters.findings import Finding, Violation
 from carve.rewriters.names import dotted_name
-from carve.rewriters.rules import CALL_CHECKS, IF_EXPRESSION_CHECKS, SUBSCRIPT_CHECKS, rule
+from carve.rewriters.rules import (
+    CALL_CHECKS, CALLEE_CHECKS, IF_EXPRESSION_CHECKS, SUBSCRIPT_CHECKS, USER_CALLEE_CHECKS, rule,
+)
+from carve.rewriters.rules import crv002_skip_frame as skip_frame
 from carve.rewriters.rules import crv005_data_dependent_branch as data_dependent_branch
 from carve.rewriters.rules import crv006_break_in_loop as break_in_loop
 from carve.rewriters.rules import crv007_break_in_try as break_in_try
@@ -61,12 +70,6 @@ RESUMABLE_CONTEXT_MANAGERS = frozenset({
 # torch's context managers Dynamo records in a graph (its state changes become graph nodes), so a
 # `with` block of theirs can be one graph region even where a break inside it is not resumable.
 TRACEABLE_CONTEXT_MANAGERS = RESUMABLE_CONTEXT_MANAGERS | frozenset({
-    "torch.nn.attention.sdpa_kernel",
-})
-# torch's context managers whose `__enter__` returns an object (autocast returns itself,
-# sdpa_kernel a dict), which `with ... as name` binds eagerly and a trace binds to None.
-OBJECT_ENTERING_MANAGERS = frozenset({
-    "torch.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast", "torch.cuda.amp.autocast",
     "torch.nn.attention.sdpa_kernel",
 })
 # A compound statement whose body breaks the graph: a loop, a try or a with (each rule's module
@@ -183,21 +186,21 @@ class _FunctionWalker:
         for violation in generator_rule.check_function(generator.found):
             self._whole(violation, cast(cst.CSTNode, generator.found))
         self._block(func.body)
-        skip = next((f for f in self.analysis.findings if f.code == "CRV002"), None)
+        skip = next((f for f in self.analysis.findings if f.code == skip_frame.RULE.code), None)
         if skip is not None and self.analysis.whole_function is None:
             self.analysis.whole_function = skip
 
     # -- recording -------------------------------------------------------------------------
-    def _finding(self, violation: Violation, node: cst.CSTNode, callee_stack=(),
-                 owner: cst.CSTNode | None = None) -> Finding:
+    def _finding(self, violation: Violation, node: cst.CSTNode, owner: cst.CSTNode | None = None) -> Finding:
         position = self.module.position(node) if owner is None else self.module.position_within(node, owner)
         offset = self.module.line_offset
-        code, message, subject = violation
+        code, message, subject, callee_stack, frozen_by_tracing = violation
         if position is None:
-            return Finding(code, message, offset + 1, callee_stack=tuple(callee_stack), subject=subject)
+            return Finding(code, message, offset + 1, callee_stack=callee_stack,
+                           frozen_by_tracing=frozen_by_tracing, subject=subject)
         return Finding(
             code, message, position.start.line + offset, position.start.column,
-            position.end.line + offset, position.end.column, tuple(callee_stack), subject=subject,
+            position.end.line + offset, position.end.column, callee_stack, frozen_by_tracing, subject,
         )
 
     def _record(self, owner: cst.CSTNode, finding: Finding) -> None:
@@ -259,7 +262,9 @@ class _FunctionWalker:
         elif isinstance(statement, cst.With):
             for item in statement.items:
                 self._expressions(statement, item.item)
-                self._object_a_trace_would_not_bind(statement, item)
+                # `with torch.autocast("cpu") as ac:` binds an object a traced `with` binds to None.
+                for violation in side_effects.check_with_item(item, self.ctx):
+                    self._record(statement, self._finding(violation, item, owner=statement))
             if self._entered_all_in(statement, TRACEABLE_CONTEXT_MANAGERS):
                 self.analysis.torch_context_managers.add(id(statement))
             if self._resumable(statement):
@@ -282,18 +287,6 @@ class _FunctionWalker:
         if header_line in self.forced_breaks:
             code, message = self.forced_breaks[header_line]
             self._record(statement, Finding(code, message, header_line))
-
-    def _object_a_trace_would_not_bind(self, statement: cst.With, item: cst.WithItem) -> None:
-        """`with torch.autocast("cpu") as ac:`: eager binds the autocast object, a traced `with`
-        binds None (Dynamo's wrong value, so torch.compile's too). The header stays Python, and
-        the function is not handed whole to Dynamo; the block's body is still compiled."""
-        if item.asname is None:
-            return
-        expression = item.item.func if isinstance(item.item, cst.Call) else item.item
-        manager = self.ctx.qualified(expression)
-        if manager in OBJECT_ENTERING_MANAGERS:
-            violation = Violation("CRV019", f"`as` binds the {manager} object, which a traced `with` binds to None")
-            self._record(statement, replace(self._finding(violation, item, owner=statement), frozen_by_tracing=True))
 
     def _resumable(self, statement: cst.With) -> bool:
         return self._entered_all_in(statement, RESUMABLE_CONTEXT_MANAGERS)
@@ -334,36 +327,19 @@ class _FunctionWalker:
                 self._record(owner, self._finding(violation, node.test, owner=owner))
 
     def _callee(self, owner: cst.CSTNode, call: cst.Call, info: CalleeInfo) -> None:
-        simple = {
-            CalleeKind.GRAPH_BREAK: ("CRV001", f"{info.name}() forces a graph break"),
-            CalleeKind.SKIP_FRAME: ("CRV002", f"{info.name}() skips compiling this function"),
-            CalleeKind.DISABLED: ("CRV013", f"{info.name} is disabled (carve.disable / torch.compiler.disable)"),
-            CalleeKind.DISALLOWED: ("CRV015", f"{info.name} is marked disallow_in_graph"),
-            CalleeKind.IO: ("CRV003", f"{info.name}() performs I/O"),
-        }
-        if info.kind in simple:
-            code, message = simple[info.kind]
-            position = self.module.position_within(call, owner)
-            line = position.start.line + self.module.line_offset if position else 0
-            if not any(f.code == code and f.line == line for f in self.analysis.findings_of(owner)):
-                self._record(owner, self._finding(Violation(code, message), call, owner=owner))
-        elif info.kind is CalleeKind.USER_FUNCTION:
+        """What the resolver found the call's target to be, reported by the rules' callee checks."""
+        if info.kind is CalleeKind.USER_FUNCTION:
             self.analysis.user_calls[id(call)] = info
-            if info.breaks:
-                first = info.breaks[0]
-                where = f"{info.filename}:{first.line}" if info.filename else f"line {first.line}"
-                stack = (f"{where}: {first.describe()}",) + first.callee_stack
-                self._record(owner, self._finding(
-                    Violation("CRV016", f"{info.name}() has a graph break inside ({first.code} at {where}: {first.message})"),
-                    call, stack, owner))
-            elif info.side_effects:
-                # Traced into a graph, the callee's Python effects would happen once, at trace time.
-                effect = info.side_effects[0]
-                where = f"{info.filename}:{effect.line}" if info.filename else f"line {effect.line}"
-                finding = self._finding(
-                    Violation("CRV019", f"{info.name}() changes Python state ({where}: {effect.message})"), call, (), owner)
-                frozen = any(side_effect.frozen_by_tracing for side_effect in info.side_effects)
-                self._record(owner, replace(finding, frozen_by_tracing=frozen))
+        for check in CALLEE_CHECKS:
+            for violation in check(info):
+                # A call check may have reported the rule at this line already (a marker by its name).
+                position = self.module.position_within(call, owner)
+                line = position.start.line + self.module.line_offset if position else 0
+                if not any(f.code == violation.code and f.line == line for f in self.analysis.findings_of(owner)):
+                    self._record(owner, self._finding(violation, call, owner=owner))
+        for check in USER_CALLEE_CHECKS:
+            for violation in check(info):
+                self._record(owner, self._finding(violation, call, owner=owner))
 
 
 class _ExpressionVisitor(OwnScopeVisitor):

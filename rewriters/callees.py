@@ -12,6 +12,10 @@ so `gb = torch._dynamo.graph_break; gb()` is still a break.
 
     def noisy(x):
         print(x)                    # noisy(x) -> CalleeInfo(USER_FUNCTION, findings=[CRV003 ...])
+
+What a classification means is each rule's: the analysis hands the `CalleeInfo` to the rule
+modules' `check_callee` (rewriters/rules/__init__.py, `CALLEE_CHECKS`), so `helper(x)` above
+is reported by crv013_disabled_callee.py and `noisy(x)` by crv016_callee_graph_break.py.
 """
 
 from __future__ import annotations
@@ -19,12 +23,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import libcst as cst
 
-from carve.rewriters.findings import Finding
 from carve.rewriters.names import ImportTable
+
+if TYPE_CHECKING:  # the rule modules' callee checks import this module: findings imports them
+    from carve.rewriters.findings import Finding
 
 
 class CalleeKind(Enum):
@@ -51,16 +57,23 @@ class CalleeInfo:
     @property
     def side_effects(self) -> tuple[Finding, ...]:
         """Python state the callee changes (CRV019) beyond its own local containers."""
-        return tuple(f for f in self.findings if f.code == "CRV019")
+        from carve.rewriters.rules import crv019_python_side_effect as side_effect
+
+        return tuple(f for f in self.findings if f.code == side_effect.RULE.code)
 
     @property
     def breaks(self) -> tuple[Finding, ...]:
         """The callee's graph breaks, the breaking statements first and the loops, try and
         with blocks that contain them (CRV006-CRV008, consequences) after."""
-        from carve.rewriters.rules import rule
+        from carve.rewriters.rules import crv006_break_in_loop, crv007_break_in_try, crv008_break_in_with, rule
 
+        containment = {module.RULE.code for module in (crv006_break_in_loop, crv007_break_in_try, crv008_break_in_with)}
         breaks = [f for f in self.findings if rule(f.code).lint_default]
-        return tuple(sorted(breaks, key=lambda f: f.code in CONTAINMENT_CODES))
+        return tuple(sorted(breaks, key=lambda f: f.code in containment))
+
+    def location(self, finding: Finding) -> str:
+        """Where one of the callee's findings is: `helper.py:7`, or `line 7` when its file is unknown."""
+        return f"{self.filename}:{finding.line}" if self.filename else f"line {finding.line}"
 
 
 class CallResolver(Protocol):
@@ -71,7 +84,6 @@ class CallResolver(Protocol):
     # returns a tensor (None: not a function this resolver knows).
 
 
-CONTAINMENT_CODES = frozenset({"CRV006", "CRV007", "CRV008"})
 DISABLE_DECORATORS = frozenset({"carve.disable", "torch.compiler.disable", "torch._dynamo.disable"})
 TRACEABLE_DECORATORS = frozenset({
     "carve.nonstrict_trace", "torch._dynamo.nonstrict_trace", "carve.allow_in_graph",

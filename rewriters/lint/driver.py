@@ -35,6 +35,9 @@ from carve.rewriters.lint.modules import ExternalTarget, ProjectLayout
 from carve.rewriters.lint.noqa import read_noqa
 from carve.rewriters.lint.positions import LintModuleContext
 from carve.rewriters.lint.scope import ModuleIndex, compiled_functions, is_opaque
+from carve.rewriters.rules import crv000_syntax_error as syntax_error
+from carve.rewriters.rules import crv005_data_dependent_branch as data_dependent_branch
+from carve.rewriters.rules import crv018_compile_skips_function as compile_skips_function
 from carve.rewriters.tensor_functions import TensorFunctions
 from carve.rewriters.tensors import TensorInference
 
@@ -92,7 +95,7 @@ def lint_source(
     try:
         return _FileLinter(filename, config, want_fixes, honour_noqa, project, extra_targets).run(source)
     except RecursionError:
-        return FileResult(filename, [_file_finding(filename, "CRV000", "the file nests too deeply to be analysed")])
+        return FileResult(filename, [_file_finding(filename, syntax_error.RULE.code, "the file nests too deeply to be analysed")])
     except Exception as error:  # a carve bug: report it, keep linting the other files
         frames = traceback.extract_tb(error.__traceback__)
         where = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
@@ -173,8 +176,8 @@ class _FileLinter:
         return result
 
     def _unparsable(self, result: FileResult, message: str, line: int = 1, column: int = 1) -> FileResult:
-        if "CRV000" in self.enabled:
-            result.findings = [_file_finding(self.filename, "CRV000", message, line, column)]
+        if syntax_error.RULE.code in self.enabled:
+            result.findings = [_file_finding(self.filename, syntax_error.RULE.code, message, line, column)]
         return result
 
     def _may_have_targets(self, text: str) -> bool:
@@ -251,8 +254,8 @@ class _FileLinter:
         with self.context.within(func):
             analysis = analyze_function(func, self.context, resolver)
             fixes: dict[int, Fix] = {}
-            if self.want_fixes or "CRV005" in self.enabled:
-                if any(f.code == "CRV005" for f in analysis.findings):
+            if self.want_fixes or data_dependent_branch.RULE.code in self.enabled:
+                if any(f.code == data_dependent_branch.RULE.code for f in analysis.findings):
                     tensors = TensorInference(func, self.context.imports)
                     fixes = where_fixes(analysis, self.context, tensors, self._source_lines())
         qualname = self.index.qualnames.get(id(func), func.name.value)
@@ -261,17 +264,18 @@ class _FileLinter:
         if compiled and id(func) in self.compiled_in:
             suffix = f" (in {qualname}(), compiled in {', '.join(self.compiled_in[id(func)])})"
         for finding in analysis.findings:
-            fix = fixes.get(finding.line) if finding.code == "CRV005" else None
+            fix = fixes.get(finding.line) if finding.code == data_dependent_branch.RULE.code else None
             self._report(finding, suffix, fix)
-        if compiled and analysis.whole_function is not None:
-            whole = analysis.whole_function
-            with self.context.within(func):
-                position = self.context.position_within(func.name, func)
-            line = position.start.line if position else whole.line
-            self._report(Finding(
-                "CRV018", f"torch.compile would skip {qualname}() entirely: {whole.message}", line,
-                position.start.column if position else 0, line, position.end.column if position else 0,
-            ), "", None)
+        whole = analysis.whole_function
+        if compiled and whole is not None:
+            for violation in compile_skips_function.check_compiled_function(qualname, whole):
+                with self.context.within(func):  # reported on the function's name
+                    position = self.context.position_within(func.name, func)
+                line = position.start.line if position else whole.line
+                self._report(Finding(
+                    violation.code, violation.message, line,
+                    position.start.column if position else 0, line, position.end.column if position else 0,
+                ), "", None)
         return analysis
 
     def _report(self, finding: Finding, suffix: str, fix: Fix | None) -> None:

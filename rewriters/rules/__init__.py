@@ -6,15 +6,21 @@ explanation and hint from here, so a rule reads the same everywhere.
 
 Each `crvNNN_<name>.py` module declares its `RULE = Rule(...)` (code, title, explanation,
 hint, what it means to the compiler, and its reference: what it flags, why, an example,
-known problems, fix safety) and, where the rule is found at one call, subscript or
-conditional expression, the check that finds it, yielding `Violation`s:
+known problems, fix safety) and the checks that find it, yielding `Violation`s of its own
+code only:
 
     crv003_io.py        RULE = Rule("CRV003", "io", ...)
                         def check_call(call, ctx): ...    # print(y) -> Violation("CRV003", ...)
+                        def check_callee(callee): ...     # out(y), out = print -> Violation("CRV003", ...)
 
-Rules found from the shape of a function (a break inside a loop, a generator) are detected
-in rewriters/analysis.py, and the ones found while running in carve's runtime; their
-module's docstring says where.
+The analysis (rewriters/analysis.py) runs the checks of the tuples below on each call,
+subscript and conditional expression, and on each call whose target a callee resolver
+classified (rewriters/callees.py `CalleeInfo`: a disabled function, a user function with a
+break inside). Rules found from the shape of a function (a break inside a loop, a generator)
+have their checks in their modules too, which the analysis's walk calls where it knows the
+facts; `carve lint` (rewriters/lint/driver.py) reports CRV018 from its module's check, and
+CRV000 (a file it cannot parse) itself; rules found while running are reported by carve's
+runtime. Each module's docstring says where its rule is found.
 
 Three properties of a rule answer three different questions: does torch.compile
 break here (`breaks_torch_compile`), does carve run the statement eagerly between
@@ -24,7 +30,8 @@ two graphs (`splits_carve_graph`: what `fullgraph=True` refuses), and does
 
 This package is plain data and libcst: it never imports torch, so the runtime and the lint
 reporters may read it freely. A new rule is a new module here (and its checks in the
-tuples below, if it has any).
+tuples below, if the analysis runs them at every call, subscript, conditional expression or
+resolved callee).
 """
 
 from __future__ import annotations
@@ -43,6 +50,9 @@ from carve.rewriters.rules import (
     crv012_autograd_in_compiled,
     crv013_disabled_callee,
     crv014_numpy_call,
+    crv015_disallowed_in_graph,
+    crv016_callee_graph_break,
+    crv019_python_side_effect,
     crv021_eager_in_carve_only,
 )
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
@@ -74,6 +84,21 @@ CALL_CHECKS = (
 )
 SUBSCRIPT_CHECKS = (crv009_data_dependent_shape.check_subscript,)
 IF_EXPRESSION_CHECKS = (crv005_data_dependent_branch.check_conditional,)
+# The checks the analysis runs on a call whose target a callee resolver classified (a `CalleeInfo`,
+# rewriters/callees.py), after the call checks. A marker or an I/O function the resolver recognised
+# under any name (`gb = torch._dynamo.graph_break; gb()`): where a call check already reported the
+# rule at the call's line (`torch._dynamo.graph_break()` by its name), the analysis does not
+# report it again.
+CALLEE_CHECKS = (
+    crv001_explicit_graph_break.check_callee,
+    crv002_skip_frame.check_callee,
+    crv003_io.check_callee,
+    crv013_disabled_callee.check_callee,
+    crv015_disallowed_in_graph.check_callee,
+)
+# A user function, from what its own analysis found: a graph break inside it, or else a change of
+# Python state.
+USER_CALLEE_CHECKS = (crv016_callee_graph_break.check_callee, crv019_python_side_effect.check_callee)
 
 
 def rule(code: str) -> Rule:
@@ -85,5 +110,6 @@ def rule(code: str) -> Rule:
 
 
 __all__ = [
-    "CALL_CHECKS", "IF_EXPRESSION_CHECKS", "RULES", "SUBSCRIPT_CHECKS", "Rule", "Strategy", "Violation", "rule",
+    "CALLEE_CHECKS", "CALL_CHECKS", "IF_EXPRESSION_CHECKS", "RULES", "SUBSCRIPT_CHECKS", "USER_CALLEE_CHECKS",
+    "Rule", "Strategy", "Violation", "rule",
 ]

@@ -64,11 +64,16 @@ class Violation(NamedTuple):
         yield Violation("CRV019", "xs.append() mutates a Python object", subject="xs")
 
     `subject` names the local object a side effect changes (a plain name), so that a callee's
-    change to a container it made itself is not mistaken for one its caller sees."""
+    change to a container it made itself is not mistaken for one its caller sees. A check of a
+    call to a user function names the callee's own finding in `callee_stack` ("file:line: ...",
+    outermost first); `frozen_by_tracing` marks Python state a tracer would freeze (the
+    finding's fields of the same names, rewriters/findings.py)."""
 
     code: str
     message: str
     subject: str | None = None
+    callee_stack: tuple[str, ...] = ()
+    frozen_by_tracing: bool = False
 
 
 def containment_check(code: str, statements: tuple[type, ...], kind: str) -> Callable[[object], Iterator[Violation]]:

@@ -5,15 +5,17 @@
     return y.cos()
 
 Not flagged: `graph_break` names that are not carve's or torch's (`my.graph_break()`).
-`check_call` finds the call by its imported name; the analysis (rewriters/analysis.py)
-also reports calls the callee resolver finds to be graph_break under another name
-(`gb = torch._dynamo.graph_break; gb()`), and carve's tracer the ones met at run time.
+`check_call` finds the call by its imported name; `check_callee` a call the callee resolver
+found to be graph_break under another name (`gb = torch._dynamo.graph_break; gb()`: the
+compiler's live resolver), which the analysis (rewriters/analysis.py) hands it; and carve's
+tracer reports the ones met at run time.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from carve.rewriters.callees import CalleeInfo, CalleeKind
 from carve.rewriters.checks.context import CheckContext
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
@@ -41,3 +43,9 @@ GRAPH_BREAK_NAMES = frozenset({"carve.graph_break", "torch._dynamo.graph_break"}
 def check_call(call: cst.Call, ctx: CheckContext):
     if ctx.qualified(call.func) in GRAPH_BREAK_NAMES:
         yield Violation(RULE.code, f"{ctx.dotted(call.func)}() forces a graph break")
+
+
+def check_callee(callee: CalleeInfo):
+    """A call whose target the callee resolver recognised as graph_break, whatever its name."""
+    if callee.kind is CalleeKind.GRAPH_BREAK:
+        yield Violation(RULE.code, f"{callee.name}() forces a graph break")

@@ -5,14 +5,16 @@
     x = inner2(x)
 
 Not flagged: `skip_frame` names that are not carve's or torch's. `check_call` finds the call
-by its imported name; the analysis (rewriters/analysis.py) makes it the function's
-whole-function finding and also reports calls the callee resolver finds under another name.
+by its imported name, `check_callee` a call the callee resolver found to be skip_frame under
+another name; the analysis (rewriters/analysis.py) makes the first such finding the
+function's whole-function finding.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from carve.rewriters.callees import CalleeInfo, CalleeKind
 from carve.rewriters.checks.context import CheckContext
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
@@ -38,3 +40,9 @@ SKIP_FRAME_NAMES = frozenset({"carve.skip_frame", "torch._dynamo.skip_frame"})
 def check_call(call: cst.Call, ctx: CheckContext):
     if ctx.qualified(call.func) in SKIP_FRAME_NAMES:
         yield Violation(RULE.code, f"{ctx.dotted(call.func)}() skips compiling this function")
+
+
+def check_callee(callee: CalleeInfo):
+    """A call whose target the callee resolver recognised as skip_frame, whatever its name."""
+    if callee.kind is CalleeKind.SKIP_FRAME:
+        yield Violation(RULE.code, f"{callee.name}() skips compiling this function")

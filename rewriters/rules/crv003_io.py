@@ -7,14 +7,16 @@
     warnings.warn("slow path")      # not CRV003: torch.compile handles it (CRV021)
     return y + 1
 
-`check_call` finds the call by its name; the analysis (rewriters/analysis.py) also reports
-calls the callee resolver finds to perform I/O under another name.
+`check_call` finds the call by its name; `check_callee` a call the callee resolver found to
+perform I/O under another name (`out = print; out(y)`: the compiler's live resolver), which the
+analysis (rewriters/analysis.py) hands it.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from carve.rewriters.callees import CalleeInfo, CalleeKind
 from carve.rewriters.checks.context import TRACED_WARNING_FUNCTIONS, CheckContext, method_name, method_receiver
 from carve.rewriters.op_tables import IO_FUNCTIONS, LOGGING_METHODS
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
@@ -56,3 +58,9 @@ def check_call(call: cst.Call, ctx: CheckContext):
             yield Violation(RULE.code, f"{ctx.dotted(call.func)}() logs")
     elif method in ("write", "flush") and (ctx.dotted(method_receiver(call)) or "").lower() in ("f", "fh", "file", "out", "stream", "writer"):
         yield Violation(RULE.code, f"{ctx.dotted(call.func)}() writes to a file")
+
+
+def check_callee(callee: CalleeInfo):
+    """A call whose target the callee resolver found to perform I/O, whatever its name."""
+    if callee.kind is CalleeKind.IO:
+        yield Violation(RULE.code, f"{callee.name}() performs I/O")

@@ -10,14 +10,17 @@ Dynamo graph-breaks at each ("Attempted to call function marked as skipped"). Th
 receivers of `.step()` and `.update()` cannot be typed from the source alone, so
 schedulers and progress bars are recognised by their conventional names (`scheduler`,
 `lr_sched`, `pbar`, `progress_bar`), as loggers are by theirs (crv003_io.py).
-`check_call` finds these; calls to functions marked carve.disable / torch.compiler.disable
-are found by the analysis (rewriters/analysis.py) through the callee resolver.
+`check_call` finds these; `check_callee` a call to a function marked carve.disable /
+torch.compiler.disable, which the callee resolver recognises (rewriters/callees.py: the
+decorator of a function whose source it reads; the compiler's live resolver: the marker) and
+the analysis (rewriters/analysis.py) hands it.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from carve.rewriters.callees import CalleeInfo, CalleeKind
 from carve.rewriters.checks.context import CheckContext, method_name, method_receiver
 from carve.rewriters.op_tables import IO_FUNCTIONS
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
@@ -83,3 +86,9 @@ def check_call(call: cst.Call, ctx: CheckContext):
         yield Violation(RULE.code, f"{ctx.dotted(call.func)}(): torch.compile skips torch.optim.lr_scheduler")
     elif method in PROGRESS_BAR_METHODS and any(word in receiver for word in ("pbar", "progress", "tqdm")):
         yield Violation(RULE.code, f"{ctx.dotted(call.func)}(): progress bars (tqdm) are skipped by torch.compile")
+
+
+def check_callee(callee: CalleeInfo):
+    """A call whose target the callee resolver found marked carve.disable / torch.compiler.disable."""
+    if callee.kind is CalleeKind.DISABLED:
+        yield Violation(RULE.code, f"{callee.name} is disabled (carve.disable / torch.compiler.disable)")

@@ -3,13 +3,16 @@
     torch._dynamo.disallow_in_graph(torch.sub)
     y = torch.sub(x, 1)             # CRV015: every call breaks the graph
 
-Detected by the analysis (rewriters/analysis.py) when a callee resolver finds the marker: the
-module resolver (rewriters/callees.py) from module-level `disallow_in_graph(...)` calls, the
-compiler's live resolver on the running program; and by carve's tracer at run time
-(runtime/tracer.py).
+`check_callee` reports the call when a callee resolver finds the marker (the analysis,
+rewriters/analysis.py, hands it what the resolver found): the module resolver
+(rewriters/callees.py) from module-level `disallow_in_graph(...)` calls, the compiler's live
+resolver on the running program. carve's tracer reports it at run time too (runtime/tracer.py).
 """
 
-from carve.rewriters.rules._rule import Rule, Strategy
+from __future__ import annotations
+
+from carve.rewriters.callees import CalleeInfo, CalleeKind
+from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
 RULE = Rule(
     "CRV015", "disallowed-in-graph", "call to a function disallowed in graphs",
@@ -27,3 +30,9 @@ RULE = Rule(
                    "a marking made in another module or inside a function is found by the compiler only.",
     fix_safety="No automatic fix. The compiler runs the call eagerly between two graphs.",
 )
+
+
+def check_callee(callee: CalleeInfo):
+    """A call whose target the callee resolver found marked disallow_in_graph."""
+    if callee.kind is CalleeKind.DISALLOWED:
+        yield Violation(RULE.code, f"{callee.name} is marked disallow_in_graph")

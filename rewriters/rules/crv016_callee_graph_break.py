@@ -6,12 +6,16 @@
 
     y = helper(x)                   # CRV016: the call stack names helper's CRV003
 
-Detected by the analysis (rewriters/analysis.py, `_callee`): a call the callee resolver
-reads (a function of the same module, an imported one, a method of `self`) whose own analysis
-has a graph break. compiler/api.py also reports it when a callee breaks at run time.
+`check_callee` reports a call the callee resolver reads (a function of the same module, an
+imported one, a method of `self`) whose own analysis has a graph break; the analysis
+(rewriters/analysis.py) hands it what the resolver found. compiler/api.py also reports it
+when a callee breaks at run time.
 """
 
-from carve.rewriters.rules._rule import Rule, Strategy
+from __future__ import annotations
+
+from carve.rewriters.callees import CalleeInfo, CalleeKind
+from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
 RULE = Rule(
     "CRV016", "callee-graph-break", "graph break inside a called function",
@@ -30,3 +34,15 @@ RULE = Rule(
                    "(the compiler, which resolves calls against the live program, finds more).",
     fix_safety="No automatic fix. The compiler runs the call eagerly and compiles the callee on its own.",
 )
+
+
+def check_callee(callee: CalleeInfo):
+    """A call of a user function with a graph break inside: its first break, with the call
+    stack down to it (`helper.py:7: CRV003 I/O or logging: print() performs I/O`)."""
+    if callee.kind is CalleeKind.USER_FUNCTION and callee.breaks:
+        first = callee.breaks[0]
+        where = callee.location(first)
+        yield Violation(
+            RULE.code, f"{callee.name}() has a graph break inside ({first.code} at {where}: {first.message})",
+            callee_stack=(f"{where}: {first.describe()}",) + first.callee_stack,
+        )

@@ -4,11 +4,19 @@
     def f(xs):                      # CRV018: a generator (CRV010), never compiled
         yield from xs
 
-Detected by `carve lint` (rewriters/lint/driver.py) on the functions it finds compiled, from
-the analysis's whole-function finding (CRV002, CRV010, CRV011).
+`check_compiled_function` reports it from the analysis's whole-function finding (CRV002,
+CRV010, CRV011), which `carve lint` (rewriters/lint/driver.py) hands it for each function it
+finds compiled, and positions on the function's name.
 """
 
-from carve.rewriters.rules._rule import Rule, Strategy
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from carve.rewriters.rules._rule import Rule, Strategy, Violation
+
+if TYPE_CHECKING:
+    from carve.rewriters.findings import Finding
 
 RULE = Rule(
     "CRV018", "compile-skips-function", "compiled function would be skipped whole",
@@ -26,3 +34,10 @@ RULE = Rule(
                    "in the same project) are checked.",
     fix_safety="No automatic fix.",
 )
+
+
+def check_compiled_function(qualname: str, whole_function: Finding | None):
+    """A compiled function (`qualname`, `M.forward`) whose analysis makes it eager as a whole:
+    `whole_function` is that finding (a generator, async code, a top-level skip_frame)."""
+    if whole_function is not None:
+        yield Violation(RULE.code, f"torch.compile would skip {qualname}() entirely: {whole_function.message}")

@@ -9,21 +9,26 @@ eager (they are not graph breaks for torch.compile, which replays them):
     total = total + y  # with `global total`
     x.add_(1)                       # not flagged: an in-place tensor op, recorded by the graph
     logits[logits < v] = -inf       # not flagged: an item store into a tensor
+    with torch.autocast("cpu") as ac:   # `as` binds an object a traced `with` binds to None
+    y = helper(xs)                  # helper appends to a list it was given
 
 Tensor in-place methods (`x.add_(1)`) and `x[idx] = v` on a tensor are
 ordinary graph operations... but `x[idx] = v` cannot be told from a dict
 store without types, so item stores are always eager unless the target or
 the index is known to be a tensor.
 
-`check_statement` checks one statement; the analysis (rewriters/analysis.py) also reports
-calls to user functions that change Python state, and the compiler's resolver
-(compiler/resolver.py) state a tracer would freeze (an lru_cache, a random.Random draw).
+`check_statement` checks one statement, `check_with_item` one item of a `with` header, and
+`check_callee` a call to a user function whose own analysis found it changes Python state (the
+analysis, rewriters/analysis.py, hands it what the callee resolver found). The compiler's
+resolver (compiler/resolver.py) gives such a callee the state a tracer would freeze (an
+lru_cache, a random.Random draw).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from carve.rewriters.callees import CalleeInfo, CalleeKind
 from carve.rewriters.checks.context import CheckContext
 from carve.rewriters.names import dotted_name
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
@@ -63,6 +68,12 @@ MUTATING_METHODS = frozenset({
 MUTATING_BUILTINS = frozenset({"next", "setattr", "delattr", "exec"})
 # Mutate a Python container, unless the receiver is a tensor (`x.add(y)`, `x.sort()` are tensor ops).
 MAYBE_MUTATING_METHODS = frozenset({"add", "sort", "reverse"})
+# torch's context managers whose `__enter__` returns an object (autocast returns itself,
+# sdpa_kernel a dict), which `with ... as name` binds eagerly and a trace binds to None.
+OBJECT_ENTERING_MANAGERS = frozenset({
+    "torch.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast", "torch.cuda.amp.autocast",
+    "torch.nn.attention.sdpa_kernel",
+})
 
 
 def check_statement(stmt: cst.BaseSmallStatement, ctx: CheckContext, declared_nonlocal: set[str]):
@@ -84,6 +95,34 @@ def check_statement(stmt: cst.BaseSmallStatement, ctx: CheckContext, declared_no
     collector = _MutatingCalls(ctx)
     walk(stmt, collector)
     yield from collector.found
+
+
+def check_with_item(item: cst.WithItem, ctx: CheckContext):
+    """`with torch.autocast("cpu") as ac:`: eager binds the autocast object, a traced `with`
+    binds None (Dynamo's wrong value, so torch.compile's too). The analysis records the finding
+    on the `with` statement, whose header then stays Python, and the function is not handed
+    whole to Dynamo; the block's body is still compiled."""
+    if item.asname is None:
+        return
+    expression = item.item.func if isinstance(item.item, cst.Call) else item.item
+    manager = ctx.qualified(expression)
+    if manager in OBJECT_ENTERING_MANAGERS:
+        yield Violation(RULE.code, f"`as` binds the {manager} object, which a traced `with` binds to None",
+                        frozen_by_tracing=True)
+
+
+def check_callee(callee: CalleeInfo):
+    """A call of a user function that changes Python state, traced into a graph, would change it
+    once, at trace time: its first effect, frozen when any of them is one a tracer would freeze."""
+    if callee.kind is not CalleeKind.USER_FUNCTION or not callee.side_effects:
+        return
+    if callee.breaks:
+        return  # a callee with a graph break is reported once, as that (CRV016)
+    effect = callee.side_effects[0]
+    yield Violation(
+        RULE.code, f"{callee.name}() changes Python state ({callee.location(effect)}: {effect.message})",
+        frozen_by_tracing=any(side_effect.frozen_by_tracing for side_effect in callee.side_effects),
+    )
 
 
 def _check_target(target: cst.BaseExpression, declared_nonlocal: set[str], ctx: CheckContext, deleting: bool):

@@ -18,11 +18,16 @@ from pathlib import Path
 import pytest
 
 from carve.rewriters import rules
-from carve.rewriters.rules import CALL_CHECKS, IF_EXPRESSION_CHECKS, RULES, SUBSCRIPT_CHECKS
+from carve.rewriters.rules import (
+    CALL_CHECKS, CALLEE_CHECKS, IF_EXPRESSION_CHECKS, RULES, SUBSCRIPT_CHECKS, USER_CALLEE_CHECKS,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES_DIR = ROOT / "rewriters" / "rules"
 CHECKS_DIR = ROOT / "rewriters" / "checks"
+# What runs the rules' checks and positions their findings: the analysis's walk, the callee
+# resolution it hands to the callee checks, and `carve lint`'s driver (CRV000, CRV018).
+CHECK_RUNNERS = ("analysis.py", "callees.py", "lint/driver.py")
 RULE_CODE = re.compile(r"CRV\d{3}")
 RULE_MODULE = re.compile(r"(crv\d{3})_(\w+)\.py")
 SECTIONS = ("What it does", "Why is this bad?", "Known problems", "Example", "Use instead", "Fix safety")
@@ -83,8 +88,15 @@ def test_the_shared_check_helpers_name_no_rule_code():
     assert found == {}
 
 
+@pytest.mark.parametrize("name", CHECK_RUNNERS)
+def test_what_runs_the_checks_names_no_rule_code(name):
+    """The analysis decides where a finding belongs, never its code or message: those are the rule
+    modules' (a rule's code, where needed, is its module's `RULE.code`)."""
+    assert code_literals(ROOT / "rewriters" / name) == []
+
+
 def test_every_check_belongs_to_a_rule_module():
-    for check in CALL_CHECKS + SUBSCRIPT_CHECKS + IF_EXPRESSION_CHECKS:
+    for check in CALL_CHECKS + SUBSCRIPT_CHECKS + IF_EXPRESSION_CHECKS + CALLEE_CHECKS + USER_CALLEE_CHECKS:
         module = importlib.import_module(check.__module__)
         assert module.__name__.startswith(f"{rules.__name__}.crv") and module.RULE in RULES.values(), check
 
