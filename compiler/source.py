@@ -13,8 +13,11 @@ code other than the code Python would run.
 
 from __future__ import annotations
 
+import __future__
 import dis
+import functools
 import inspect
+import operator
 import textwrap
 import types
 from dataclasses import dataclass
@@ -80,22 +83,45 @@ def matches_running_code(fn, text: str) -> bool:
         def scale(x):          # imported, then the file is edited to "x * 100":
             return x * 2       # same_code(scale.__code__, <code of the edited text>) is False
 
-    A name's scope (local, closure, global) depends on where the text sits, so loads and
-    stores compare by name only. Text that cannot be compiled on its own (`nonlocal`) is
-    taken as it is.
+    The text is compiled where it scopes as it did in its file: inside a function binding the
+    running code's free variables (a lambda in a closure reads them as cells, not globals), in a
+    class for zero-argument `super()`, and under the running code's `from __future__` flags (the
+    annotations of a nested function compile to strings or to values by them). Text that still
+    cannot be compiled on its own is taken as it is.
     """
     running = getattr(fn, "__code__", None)
     if running is None:
         return True
-    source = text
-    if "__class__" in running.co_freevars:  # zero-argument super(): compile it inside a class
-        source = "class _CarveEnclosingClass:\n" + textwrap.indent(text, "    ")
     try:
-        compiled = compile(source, running.co_filename, "exec", dont_inherit=True)
+        compiled = compile(_in_running_scope(text, running), running.co_filename, "exec",
+                           flags=running.co_flags & _FUTURE_FLAGS, dont_inherit=True)
     except (SyntaxError, ValueError):
         return True
     candidate = _find_code(compiled, running.co_name)
     return candidate is None or same_code(running, candidate)
+
+
+_FUTURE_FLAGS = functools.reduce(operator.or_, (getattr(__future__, name).compiler_flag
+                                                for name in __future__.all_feature_names), 0)
+
+
+def _in_running_scope(text: str, running: types.CodeType) -> str:
+    """`text` nested as the running code's definition was: its free variables bound by an
+    enclosing function, `__class__` by an enclosing class.
+
+        def step(xs):                          def _carve_enclosing_scope():
+            return sorted(xs, key=...scale)        scale = None
+                                                   def step(xs):
+                                                       return sorted(xs, key=...scale)
+    """
+    source = text
+    if "__class__" in running.co_freevars:
+        source = "class _CarveEnclosingClass:\n" + textwrap.indent(source, "    ")
+    free = [name for name in running.co_freevars if name != "__class__"]
+    if free:
+        bindings = "".join(f"    {name} = None\n" for name in free)
+        source = "def _carve_enclosing_scope():\n" + bindings + textwrap.indent(source, "    ")
+    return source
 
 
 def _find_code(code: types.CodeType, name: str):

@@ -4,13 +4,16 @@
 - A tensor the program drops is freed as eagerly: carve keeps no argument, result or
   closure cell of the user's alive after the call.
 - The code that runs is the code compiled: a source file edited on disk after import does
-  not change what carve compiles.
+  not change what carve compiles, and unchanged source is recognised as such (a closure's
+  lambda, nested annotations under `from __future__ import annotations`).
 """
 
 from __future__ import annotations
 
 import gc
 import importlib
+import inspect
+import logging
 import sys
 import threading
 import weakref
@@ -18,6 +21,8 @@ import weakref
 import torch
 
 import carve
+from carve.source import matches_running_code
+from carve.testing import CountingBackend
 
 
 def test_is_compiling_is_per_thread():
@@ -115,3 +120,63 @@ def test_source_edited_after_import_is_not_compiled(tmp_path, monkeypatch, capsy
             assert capsys.readouterr().out == eager_out
     finally:
         sys.modules.pop("carve_stale_module", None)
+
+
+def _make_logging_step(model, scale):
+    # The factory shape of real training code: a closure whose lambda reads the factory's
+    # variable (a cell, not a global), and a nested helper annotated under this file's
+    # `from __future__ import annotations` (its annotations compile to strings).
+    def step(xs):
+        def scaled(t: torch.Tensor) -> torch.Tensor:
+            return t * scale
+
+        outs = []
+        for x in xs:
+            y = scaled(model(x).relu())
+            print("norm", round(y.norm().item(), 3))  # a graph break inside a loop
+            outs.append(y)
+        return sorted(outs, key=lambda t: t.sum().item() * scale)
+
+    return step
+
+
+def test_closure_source_is_recognised_as_the_code_that_runs(caplog, capsys):
+    # The source check compiles the text where it scoped in its file; compiled on its own, the
+    # lambda's `scale` was a global and the annotations values, so carve took the unchanged
+    # source for an edited file, warned, and gave the function to Dynamo whole (which skips a
+    # frame with a break in a loop).
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 4)
+    step = _make_logging_step(model, 2.0)
+    counts = CountingBackend()
+    compiled = carve.compile(step, backend=counts)
+    with caplog.at_level(logging.WARNING, logger="carve"):
+        for n in (2, 2, 3):
+            xs = [torch.randn(n, 4) for _ in range(3)]
+            expected = step(xs)
+            eager_out = capsys.readouterr().out
+            got = compiled(xs)
+            assert capsys.readouterr().out == eager_out
+            for a, b in zip(got, expected):
+                torch.testing.assert_close(a, b)
+    assert not [r for r in caplog.records if "changed since it was imported" in r.getMessage()]
+    assert counts.graphs >= 1 and counts.calls >= 9  # the loop body's graph ran on every trip
+
+
+def test_edited_closure_source_is_still_refused(tmp_path, monkeypatch):
+    module_file = tmp_path / "carve_stale_closure.py"
+    module_file.write_text(
+        "def make(scale):\n"
+        "    def step(xs):\n"
+        "        return sorted(xs, key=lambda t: t * scale)\n"
+        "    return step\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("carve_stale_closure")
+    try:
+        step = module.make(2)
+        assert matches_running_code(step, inspect.getsource(step).strip() + "\n")
+        edited = "def step(xs):\n    return sorted(xs, key=lambda t: t * scale + 1)\n"
+        assert not matches_running_code(step, edited)
+    finally:
+        sys.modules.pop("carve_stale_closure", None)
