@@ -35,6 +35,8 @@ from carve.rewriters.dataflow import Dataflow
 from carve.rewriters.findings import Finding
 from carve.rewriters.names import dotted_name, integer_value
 from carve.rewriters.rules import RULES, rule
+from carve.rewriters.rules import crv006_break_in_loop as break_in_loop
+from carve.rewriters.rules import crv019_python_side_effect as python_side_effect
 
 # `for` loops over range() are unrolled into the graph only up to this many iterations.
 MAX_UNROLLED_ITERATIONS = 32
@@ -87,7 +89,9 @@ class Compound:
 
     @property
     def header_breaks(self) -> list[Finding]:
-        return [f for f in self.header_findings if rule(f.code).lint_default and f.code not in ("CRV006", "CRV007", "CRV008")]
+        # A loop, try or with reporting that its body breaks (the frame torch.compile would skip)
+        # is not a break of the header itself.
+        return [f for f in self.header_findings if rule(f.code).lint_default and not rule(f.code).skips_frame]
 
 
 Item = GraphRun | EagerStatement | Compound
@@ -351,7 +355,7 @@ def _container_update(statement: cst.CSTNode, analysis: FunctionAnalysis) -> boo
     if not any(isinstance(arg.value, COMPUTED) for arg in call.args):
         return False  # `log.append("done")`: nothing for a graph to compute; stays Python
     findings = analysis.findings_of(statement)
-    return bool(findings) and all(f.code == "CRV019" for f in findings) and not _contains_lambda(call)
+    return bool(findings) and all(f.code == python_side_effect.RULE.code for f in findings) and not _contains_lambda(call)
 
 
 # Argument expressions that compute something (`x.sum()`, `y * 2`, `t[0]`), unlike names and literals.
@@ -368,7 +372,7 @@ def _only_untaken_breaks_inside(loop: cst.For, analysis: FunctionAnalysis, dataf
                                             # this loop kept as Python (forced_lines)
     """
     own = analysis.findings_of(loop)
-    if not own or not all(f.code == "CRV006" and f.line not in analysis.forced_lines for f in own):
+    if not own or not all(f.code == break_in_loop.RULE.code and f.line not in analysis.forced_lines for f in own):
         return False
     return _breaking_branches_are_loop_invariant(loop, analysis, dataflow)
 

@@ -34,6 +34,7 @@ import libcst as cst
 from libcst.helpers import parse_template_statement
 
 from carve.rewriters.analysis import FunctionAnalysis
+from carve.rewriters.rules import crv005_data_dependent_branch as data_dependent_branch
 from carve.rewriters.walk import children
 from carve.rewriters.tensors import TensorInference
 
@@ -82,7 +83,7 @@ def where_fixes(analysis: FunctionAnalysis, context, tensors: TensorInference, s
     fixes: dict[int, Fix] = {}
     for statement in _if_statements(analysis.func.body):
         codes = [f.code for f in analysis.findings_of(statement)]
-        if codes != ["CRV005"]:
+        if codes != [data_dependent_branch.RULE.code]:
             continue
         new_statement = _as_where(statement, torch_alias, tensors)
         if new_statement is None or any(analysis.findings_of(s) for s in _branch_statements(statement)):
