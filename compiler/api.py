@@ -245,6 +245,9 @@ class CompiledFunction:
     """A function compiled by carve; behaves like the function (and binds like one as a method)."""
 
     def __init__(self, fn: types.FunctionType, options: CompileOptions) -> None:
+        # First: the function's __dict__ is copied onto this object, and a `functools.wraps`
+        # wrapper of another carve.compile object carries that object's state in its own.
+        functools.update_wrapper(self, fn)
         self.fn = fn
         self.options = options
         # What a call runs: the split, a whole call, the function itself (eager), or a lambda's region.
@@ -253,7 +256,6 @@ class CompiledFunction:
         self._forced_breaks: dict[int, tuple[str, str]] = {}
         self._rebuilds = 0
         self._eager_reason: str | None = None
-        functools.update_wrapper(self, fn)
 
     def __get__(self, instance, owner=None):
         if instance is None:

@@ -100,7 +100,7 @@ def build(fn, options: CompileOptions, args: tuple, forced_breaks: dict[int, tup
             raise GraphBreakError.from_parts(refused.code, refused.message, source.filename, refused.line)
     freevars = list(fn.__code__.co_freevars)
     def_line = context.line_of(node.name)
-    generated = factory_module(outlined, freevars, fn.__name__, def_line, source.filename)
+    generated = factory_module(outlined, freevars, def_line, source.filename)
     code = LineTable(generated, source.filename).compile()
 
     regions = RegionSet(fn.__qualname__, filename=source.filename, **_regionset_options(options))
@@ -109,7 +109,7 @@ def build(fn, options: CompileOptions, args: tuple, forced_breaks: dict[int, tup
     exec(code, fn.__globals__, namespace)
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     values = [_cell_value(cells[name]) for name in freevars]
-    function = namespace[FACTORY_NAME](regions, *values)
+    function = _named_as(namespace[FACTORY_NAME](regions, *values), fn)
     if cells:
         function = _rebind_closure(function, cells)
         for region in regions.regions:
@@ -161,6 +161,18 @@ def _regionset_options(options: CompileOptions) -> dict:
         backend=options.backend, fullgraph=options.fullgraph, dynamic=options.dynamic,
         options=options.options, recompile_limit=options.recompile_limit,
     )
+
+
+def _named_as(function: types.FunctionType, fn) -> types.FunctionType:
+    """The rewritten function (defined under a reserved name, codegen.py) named as the user's,
+    its code object too: tracebacks, profilers and Dynamo's frame names read the code's name."""
+    code = function.__code__.replace(co_name=fn.__name__)
+    if hasattr(code, "co_qualname"):  # Python 3.11+
+        code = code.replace(co_qualname=fn.__qualname__)
+    function.__code__ = code
+    function.__name__ = fn.__name__
+    function.__qualname__ = fn.__qualname__
+    return function
 
 
 def _cell_value(cell):

@@ -46,10 +46,15 @@ def where(fn) -> str:
 
 
 def function_source(fn) -> FunctionSource:
+    """The source of the code `fn` runs. A `functools.wraps` wrapper's own, not the wrapped
+    function's: `inspect` follows `__wrapped__` from a function, so it is asked about the
+    function's code object, and the definition found must bear the code's name (`wraps` copies
+    the wrapped function's `__name__` onto the wrapper)."""
     name = getattr(fn, "__name__", repr(fn))
+    code = getattr(fn, "__code__", None)
     try:
-        lines, first_line = inspect.getsourcelines(fn)
-        filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+        lines, first_line = inspect.getsourcelines(code if code is not None else fn)
+        filename = inspect.getsourcefile(code if code is not None else fn) or fn.__code__.co_filename
     except (OSError, TypeError) as error:
         raise SourceUnavailable(f"cannot find the source of {name} ({where(fn)}): {error}") from None
     text = textwrap.dedent("".join(lines))
@@ -58,7 +63,7 @@ def function_source(fn) -> FunctionSource:
     except cst.ParserSyntaxError as error:
         raise SourceUnavailable(f"cannot parse the source of {name} ({where(fn)}): {error.message}") from None
     node = module.body[0] if module.body else None
-    if not isinstance(node, cst.FunctionDef) or node.name.value != fn.__name__:
+    if not isinstance(node, cst.FunctionDef) or node.name.value != (code.co_name if code is not None else fn.__name__):
         raise SourceUnavailable(
             f"the source found for {name} ({where(fn)}) is not its definition "
             "(a lambda, or the file changed since it was imported)"
@@ -98,7 +103,7 @@ def matches_running_code(fn, text: str) -> bool:
     except (SyntaxError, ValueError):
         return True
     candidate = _find_code(compiled, running.co_name)
-    return candidate is None or same_code(running, candidate)
+    return candidate is not None and same_code(running, candidate)
 
 
 _FUTURE_FLAGS = functools.reduce(operator.or_, (getattr(__future__, name).compiler_flag

@@ -18,8 +18,12 @@ factory so that the regions close over the function's closure cells:
         from carve.rewriters.unbound import UNBOUND as _carve_unbound   # if a name may be unbound
         @_carve_f.graph(2, 3)
         def _f_graph_region_0(x): ...                                   # the region functions
-        def f(x): ...                                                   # the rewritten f
-        return f
+        def __carve_compiled__(x): ...                                  # the rewritten f
+        return __carve_compiled__
+
+The rewritten function is defined under a reserved name, so that `f` inside its body
+still means the module's `f` (a recursive call, `f.calls += 1`, a method `normalize`
+calling the module's `normalize`); the compiler names it, and its code object, `f` after.
 
 `LineTable` then points every line of the generated code at the user's
 original line, so tracebacks and debuggers show the user's file.
@@ -35,7 +39,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from carve.rewriters.naming import FACTORY_NAME, UNBOUND_IMPORT
+from carve.rewriters.naming import COMPILED_FUNCTION_NAME, FACTORY_NAME, UNBOUND_IMPORT
 from carve.rewriters.outline import OutlinedFunction
 from carve.rewriters.templates import replace, replace_statement
 
@@ -50,14 +54,16 @@ class GeneratedCode:
 
 
 def factory_module(
-    outlined: OutlinedFunction, freevars: list[str], func_name: str, def_line: int, filename: str
+    outlined: OutlinedFunction, freevars: list[str], def_line: int, filename: str
 ) -> GeneratedCode:
     """The decorator-path module: one factory function returning the rewritten function."""
     # Decorators already wrap the carve.compile object; annotations would be evaluated again
     # without the user module's `from __future__ import annotations`; default values would be
     # evaluated again in the factory's scope (`def _fn(a, func=func)` names an enclosing local):
     # the compiler gives the function the original's own default objects after.
-    function = outlined.function.with_changes(decorators=(), leading_lines=(), returns=None)
+    # It is defined under a reserved name: the user's name inside its body is the user's.
+    function = outlined.function.with_changes(decorators=(), leading_lines=(), returns=None,
+                                              name=cst.Name(COMPILED_FUNCTION_NAME))
     function = function.with_changes(params=function.params.visit(_StripAnnotationsAndDefaults()))
     # A changed node is a new one: it stands for what the outlined function stood for.
     outlined.origins[id(function)] = (function, outlined.origins[id(outlined.function)][1])
@@ -69,7 +75,7 @@ def factory_module(
         "    function\n"
         "    return name\n",
         factory=FACTORY_NAME, regions=outlined.regions_var, freevars=freevars, unbound_import=unbound_import,
-        region_defs=outlined.region_defs, function=function, name=func_name,
+        region_defs=outlined.region_defs, function=function, name=COMPILED_FUNCTION_NAME,
     )
     module = cst.Module(body=[factory])
     line_map = _line_map(module, outlined, def_line, filename)

@@ -26,6 +26,11 @@ import libcst as cst
 
 # The decorator path's factory (`carve.rewriters.codegen`): reserved, never handed out.
 FACTORY_NAME = "__carve_factory__"
+# The name the factory defines the rewritten function under: not the user's, which inside
+# the body must keep meaning what it means in the user's module (the global a recursive
+# call, a `f.calls += 1` or a method's same-named helper reads). The compiler names the
+# function and its code object after the user's afterwards.
+COMPILED_FUNCTION_NAME = "__carve_compiled__"
 # What the generated code calls `carve.rewriters.unbound.UNBOUND` (when that name is free).
 UNBOUND_VAR = "_carve_unbound"
 # A template (`carve.rewriters.templates`): `unbound` is the name the import binds.

@@ -72,7 +72,7 @@ from carve.rewriters.findings import Finding
 from carve.rewriters.hoist import HOISTABLE_CODES, Hoister
 from carve.rewriters.dataflow import Dataflow
 from carve.rewriters.liveness import bound_names, local_names, region_inputs, region_outputs
-from carve.rewriters.naming import FACTORY_NAME, UNBOUND_VAR, Namer
+from carve.rewriters.naming import COMPILED_FUNCTION_NAME, FACTORY_NAME, UNBOUND_VAR, Namer
 from carve.rewriters.partition import (
     Compound, EagerStatement, GraphRun, Item, Statement, as_statement_line, is_simple as is_simple_line,
     partition_block,
@@ -137,7 +137,7 @@ def outline_function(
     `dataflow`: the function's, when the caller built it already."""
     if namer is None:
         namer = Namer.for_nodes(module.module, func)
-        namer.reserve(FACTORY_NAME)
+        namer.reserve(FACTORY_NAME, COMPILED_FUNCTION_NAME)
     regions_var = namer.new(regions_var)
     if unbound_var is None:
         unbound_var = namer.new(UNBOUND_VAR)

@@ -51,7 +51,7 @@ def compiled_f(tmp_path):
     context = ModuleContext(module, filename=str(path))
     analysis = analyze_function(function, context, None, {})
     outlined = outline_function(function, analysis, context, regions_var="_carve_f", region_prefix="f")
-    generated = factory_module(outlined, [], "f", 1, str(path))
+    generated = factory_module(outlined, [], 1, str(path))
     namespace: dict = {}
     exec(LineTable(generated, str(path)).compile(), {}, namespace)
     regions = PlainRegions()

@@ -348,3 +348,105 @@ def test_huggingface_style_output_module():
         torch.testing.assert_close(got.logits, expected.logits)
         torch.testing.assert_close(got.loss, expected.loss)
         torch.testing.assert_close(compiled(ids, return_dict=False)[0], model(ids, return_dict=False)[0])
+
+
+# ---- the compiled function's own name, and wrappers of callees ---------------------------------
+
+WRAPPER_CALLS: list = []
+
+
+def counted_calls(fn):
+    @functools.wraps(fn)
+    def wrapper(x, n):
+        WRAPPER_CALLS.append(n)
+        return fn(x, n)
+
+    return wrapper
+
+
+@counted_calls
+def logged_helper(x, n):
+    print("helper", n)  # a graph break: the call runs eagerly and carve compiles the helper
+    return x * n
+
+
+def calls_a_wrapped_helper(x, n):
+    y = logged_helper(x.sin(), n)
+    print("caller", n)
+    return y + 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_wrapped_callee_keeps_its_wrapper(backend, capsys):
+    # carve compiles a breaking callee on its own; behind `functools.wraps`, it is the wrapper
+    # that must be compiled, not the function it wraps (inspect's source lookup follows
+    # __wrapped__, and the wrapper carries the name of what it wraps).
+    compiled = carve.compile(calls_a_wrapped_helper, backend=backend)
+    for n in (2, 3, 3):
+        x = torch.randn(3)
+        WRAPPER_CALLS.clear()
+        expected = calls_a_wrapped_helper(x, n)
+        eager_calls, eager_out = list(WRAPPER_CALLS), capsys.readouterr().out
+        WRAPPER_CALLS.clear()
+        torch.testing.assert_close(compiled(x, n), expected)
+        assert WRAPPER_CALLS == eager_calls == [n]
+        assert capsys.readouterr().out == eager_out
+
+
+def recursive(x, n):
+    if n <= 0:
+        return x
+    print("depth", n)
+    return recursive(x * 2, n - 1) + 1  # the module's `recursive`: here, the counting wrapper
+
+
+def with_a_counter(x):
+    with_a_counter.calls = getattr(with_a_counter, "calls", 0) + 1  # an attribute of the global
+    print("call", with_a_counter.calls)
+    return x * with_a_counter.calls
+
+
+def normalize(x):
+    return x / x.sum()
+
+
+class Normalizer:
+    def normalize(self, x):
+        y = normalize(x)  # the module's function, not this method
+        print("normalized", tuple(y.shape))
+        return y * 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_function_name_inside_its_body_is_the_module_global(backend, capsys, monkeypatch):
+    # The rewritten function used to be defined under the user's name in carve's factory, so
+    # inside its body that name was the rewritten function itself: a recursive call skipped
+    # the decorators around it, `f.calls` was an attribute of another object, and a method
+    # calling the module's function of its own name called itself.
+    plain = recursive
+    for n in (2, 3):
+        results, calls, printed = [], [], []
+        for wrapped in (plain, carve.compile(plain, backend=backend)):
+            monkeypatch.setitem(globals(), "recursive", counted_calls(wrapped))
+            WRAPPER_CALLS.clear()
+            results.append(globals()["recursive"](torch.ones(2), n))
+            calls.append(list(WRAPPER_CALLS))
+            printed.append(capsys.readouterr().out)
+        torch.testing.assert_close(results[1], results[0])
+        assert calls[1] == calls[0] == list(range(n, -1, -1))
+        assert printed[1] == printed[0]
+
+    eager_results = [with_a_counter(torch.ones(2)) for _ in range(3)]
+    eager_out = capsys.readouterr().out
+    del with_a_counter.calls
+    compiled_counter = carve.compile(with_a_counter, backend=backend)
+    monkeypatch.setitem(globals(), "with_a_counter", compiled_counter)
+    for want in eager_results:
+        torch.testing.assert_close(compiled_counter(torch.ones(2)), want)
+    assert capsys.readouterr().out == eager_out
+
+    x = torch.arange(1.0, 5.0)
+    expected = Normalizer().normalize(x)
+    compiled_method = carve.compile(Normalizer().normalize, backend=backend)
+    torch.testing.assert_close(compiled_method(x), expected)
+    assert compiled_method.__name__ == "normalize"
