@@ -195,10 +195,10 @@ class GraphRegion:
         if dynamic is None and self.entries:
             counters = _changed_numbers(self._traced_shapes, args)
             if counters:
-                # A loop counter or step number: guarding it by value would recompile on every
-                # call; Dynamo makes it a symbolic int after it changes once.
+                # A loop counter, step number or learning rate: guarding it by value would
+                # recompile on every call; Dynamo makes it symbolic after it changes once.
                 self.dynamic_reason = "number changed: " + ", ".join(f"argument {i}" for i in counters)
-                log.dynamic_log.info("region %s (%s:%d): %s; captured by Dynamo with symbolic ints", self.name,
+                log.dynamic_log.info("region %s (%s:%d): %s; captured by Dynamo with symbolic numbers", self.name,
                                      self.filename, self.first_line, self.dynamic_reason)
                 return self._to_dynamo(args, "a number argument changes between calls", dynamic=True)
             changed = _changed_dims(self._traced_shapes, args)
@@ -282,6 +282,12 @@ class GraphRegion:
         eager_reason = None
         elapsed = 0.0
         gm = trace.graph_module
+        if trace.op_count == 0 and not any(isinstance(leaf, torch.Tensor) for leaf in pytree.tree_leaves(args)):
+            # Python arithmetic on Python values (`dt = t1 - t0` of a timing line): no graph can
+            # come of it, and guarding its values would re-trace it whenever they change.
+            self.eager = True
+            self.eager_reason = "no tensor operations on Python values"
+            return
         if trace.op_count == 0:
             # Nothing to compile: running the function is as cheap as a graph call. The entry
             # still sits under guards, so inputs that do reach tensor ops get traced.
@@ -303,7 +309,7 @@ class GraphRegion:
                 compiled = None
             elapsed = time.perf_counter() - start
         self._traced_shapes = tuple(tuple(a.shape) if isinstance(a, torch.Tensor) else
-                                    (a,) if type(a) is int else None for a in args)
+                                    (a,) if type(a) in _NUMBER_TYPES else None for a in args)
         run = self._make_run(guards, trace, compiled)
         entry = CacheEntry(guards, run, compiled, gm, trace.op_count, elapsed, eager_reason)
         self.entries.insert(0, entry)
@@ -337,10 +343,15 @@ class GraphRegion:
         return guards.compile(source, "run", extra)
 
 
+# Python numbers Dynamo makes symbolic once they change (a step count, a learning rate).
+_NUMBER_TYPES = (int, float)
+
+
 def _changed_numbers(traced: tuple, args: tuple) -> list[int]:
-    """Indices of int arguments whose value differs from the traced call's."""
+    """Indices of int or float arguments whose value differs from the traced call's."""
     return [index for index, (seen, arg) in enumerate(zip(traced, args))
-            if type(arg) is int and type(seen) is tuple and len(seen) == 1 and seen[0] != arg]
+            if type(arg) in _NUMBER_TYPES and type(seen) is tuple and len(seen) == 1
+            and type(seen[0]) is type(arg) and seen[0] != arg]
 
 
 def _changed_dims(traced: tuple, args: tuple) -> list[tuple]:

@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import types
 
 import pytest
 import torch
 import torch.nn as nn
+
+import carve
+from carve.testing import CountingBackend
 
 from .harness import BOTH, attempt, differential, paths, regions_of
 
@@ -761,18 +765,38 @@ def closed_region(x, scale, shape):
 
 
 def test_fast_path_arguments_are_guarded_by_value():
+    # A number's sign bit and type, a tuple's contents: the value guards of carve's own tracer.
     def scenario(compile):
         compiled = compile(closed_region)
-        yield compiled(X, 2.0, (3, 2))
-        yield compiled(X, 2.0, (3, 2))
+        yield compiled(X, 0.0, (3, 2))
+        yield compiled(X, 0.0, (3, 2))
         yield compiled(X, -0.0, (3, 2))
-        yield compiled(X, 2, (3, 2))
-        yield compiled(X, True, (6,))
-        yield compiled(X, 2.0, (2, 3))
-        yield attempt(compiled, X, 2.0, (4, 2))
+        yield compiled(X, 0, (3, 2))
+        yield compiled(X, False, (6,))
+        yield compiled(X, 0.0, (2, 3))
+        yield attempt(compiled, X, 0.0, (4, 2))
 
     compiled = differential(scenario, backends=BOTH)
     assert all(region.path == "fast" for region in regions_of(compiled[0]))
+
+
+def test_a_float_that_changes_every_call_is_symbolic_not_retraced():
+    # A learning rate from a schedule: guarded by value, every call would trace the region
+    # again until the recompile limit, then run it eagerly for good. It goes to Dynamo, which
+    # makes the float symbolic once it has changed, as torch.compile does.
+    def scenario(compile):
+        compiled = compile(closed_region)
+        for step in range(12):
+            yield compiled(X, 0.5 * (1 + math.cos(math.pi * step / 12)), (3, 2))
+
+    counting = CountingBackend()
+    compiled = carve.compile(closed_region, backend=counting)
+    differential(scenario, backends=BOTH)
+    for step in range(12):
+        lr = 0.5 * (1 + math.cos(math.pi * step / 12))
+        torch.testing.assert_close(compiled(X, lr, (3, 2)), closed_region(X, lr, (3, 2)))
+    assert [region.path for region in regions_of(compiled)] == ["dynamo"]
+    assert counting.graphs <= 3
 
 
 def filled(x, value):
