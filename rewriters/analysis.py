@@ -48,6 +48,7 @@ from carve.rewriters.rules import crv008_break_in_with as break_in_with
 from carve.rewriters.rules import crv010_generator as generator_rule
 from carve.rewriters.rules import crv011_async as async_rule
 from carve.rewriters.rules import crv019_python_side_effect as side_effects
+from carve.rewriters.rules import crv022_handler_misses_graph_error as handler_misses_graph_error
 from carve.rewriters.scopes import OwnScopeVisitor
 from carve.rewriters.tensors import TensorInference
 
@@ -269,6 +270,11 @@ class _FunctionWalker:
                 self.analysis.torch_context_managers.add(id(statement))
             if self._resumable(statement):
                 self.analysis.resumable_context_managers.add(id(statement))
+        elif isinstance(statement, handler_misses_graph_error.STATEMENTS):
+            # A handler that must see what the body's tensor operations raise on data: the try
+            # stays Python, so a graph of its body raises inside it.
+            for violation in handler_misses_graph_error.check_try(statement):
+                self._record(statement, self._finding(violation, _header_node(statement), owner=statement))
         self._forced_header(statement)
         header_broke = any(rule(f.code).lint_default for f in self.analysis.findings_of(statement))
         for child in child_blocks(statement):

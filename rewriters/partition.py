@@ -234,6 +234,10 @@ def _try_captured_whole(statement: cst.Try, analysis: FunctionAnalysis, dataflow
             y = x.sin()
         except ValueError:
             y = torch.zeros(3)
+
+    A handler for what an operation raises on a later call's data (`except IndexError`, a
+    failed factorization's RuntimeError) is a CRV022 finding on the `try`, which keeps it out:
+    a graph raises when it runs, after the trace has left the `try`.
     """
     handlers_simple = all(handler.type is None or dotted_name(handler.type) is not None for handler in statement.handlers)
     return handlers_simple and all(
@@ -342,20 +346,34 @@ CONTAINER_UPDATES = frozenset({"append", "extend", "insert", "update", "setdefau
 
 
 def _container_update(statement: cst.CSTNode, analysis: FunctionAnalysis) -> bool:
-    """`acc.append(x.sum())`: a graph statement. A region that updates a Python container takes
-    it as an argument (or reads it as a global), which sends the region to Dynamo rather than
-    carve's own tracer, and Dynamo applies the update on every call.
+    """`acc.append(x.sum())`, `stats["loss"] = (y ** 2).mean()`: a graph statement. A region that
+    updates a Python container takes it as an argument (or reads it as a global), which sends
+    the region to Dynamo rather than carve's own tracer, and Dynamo applies the update on every
+    call; a container the region makes itself is rebuilt from the graph's outputs on each call.
     """
-    if not is_simple(statement) or len(statement.body) != 1 or not isinstance(statement.body[0], cst.Expr):
+    if not is_simple(statement) or len(statement.body) != 1:
         return False
-    call = statement.body[0].value
-    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-            and isinstance(call.func.value, cst.Name) and call.func.attr.value in CONTAINER_UPDATES):
+    small = statement.body[0]
+    if isinstance(small, cst.Expr):
+        call = small.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                and isinstance(call.func.value, cst.Name) and call.func.attr.value in CONTAINER_UPDATES):
+            return False
+        values = [arg.value for arg in call.args]
+    elif isinstance(small, cst.Assign) and len(small.targets) == 1 and _item_of_a_name(small.targets[0].target):
+        values = [small.value]
+    else:
         return False
-    if not any(isinstance(arg.value, COMPUTED) for arg in call.args):
-        return False  # `log.append("done")`: nothing for a graph to compute; stays Python
+    if not any(isinstance(value, COMPUTED) for value in values):
+        return False  # `log.append("done")`, `seen[k] = True`: nothing for a graph to compute; stays Python
     findings = analysis.findings_of(statement)
-    return bool(findings) and all(f.code == python_side_effect.RULE.code for f in findings) and not _contains_lambda(call)
+    return (bool(findings) and all(f.code == python_side_effect.RULE.code for f in findings)
+            and not _contains_lambda(small))
+
+
+def _item_of_a_name(target: cst.BaseAssignTargetExpression) -> bool:
+    """`stats["loss"]`, `row[i]`: one item of a container held in a local or global name."""
+    return isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)
 
 
 # Argument expressions that compute something (`x.sum()`, `y * 2`, `t[0]`), unlike names and literals.

@@ -575,3 +575,57 @@ def test_a_closure_reading_cells_is_called_inside_a_region(capsys):
 def test_a_closure_writing_a_cell_keeps_its_calls_python(capsys):
     # A region holding `total`'s value would miss the closure's rebinding of the cell.
     check(closure_writing_a_cell, (torch.randn(3), 0), (torch.randn(3), 4), (torch.randn(3), 2), capsys=capsys)
+
+
+# -- a handler sees what a graph raises on a later call's data (CRV022) ----------------------------
+
+def index_or_fallback(x, idx):
+    try:
+        y = x[idx] * 2  # out of range on some calls only: the graph raises when it runs
+    except IndexError:
+        y = x.sum()
+    return y + 1
+
+
+def cholesky_with_jitter(a):
+    try:
+        factor = torch.linalg.cholesky(a)
+    except RuntimeError:  # torch.linalg.LinAlgError on a matrix that is not positive-definite
+        factor = torch.linalg.cholesky(a + 10.0 * torch.eye(a.shape[0]))
+    return factor.sum()
+
+
+def logs_then_indexes(x, indices):
+    total = x.sum() * 0
+    for idx in indices:
+        print("index", idx)  # a graph break inside the loop: the try is in a region of its body
+        try:
+            total = total + x[idx]
+        except (IndexError, ValueError):
+            total = total - 1
+    return total
+
+
+def test_handler_catches_what_the_graph_raises_on_later_data(capsys):
+    # Captured with its try (torch.compile: one frame, one graph), the graph's op runs after the
+    # trace left the try: the error of a later call's data escaped the handler.
+    compiled, outcomes = check(index_or_fallback, (X, 1), (X, 2), (X, 7), (X, -1), (X, 9), capsys=capsys)
+    assert outcomes == {"returned"}
+    assert all(region.path != "eager" for region in compiled.regions)
+    positive, indefinite = torch.eye(3) * 2.0, -torch.eye(3)
+    check(cholesky_with_jitter, (positive,), (indefinite,), (positive * 3,), (indefinite * 2,), capsys=capsys)
+    check(logs_then_indexes, (X, [0, 1]), (X, [2, 8]), (X, [9, 3, -7]), capsys=capsys)
+
+
+def test_handlers_that_a_graph_cannot_raise_into_keep_one_graph(capsys):
+    # KeyError, AttributeError, ValueError from a tensor op surface while tracing (static shapes),
+    # where Dynamo models them: such a try is captured with what surrounds it.
+    def lookup(x, table):
+        try:
+            w = table["w"]
+        except KeyError:
+            w = 1.0
+        return x * w
+
+    compiled, _ = check(lookup, (X, {"w": 2.0}), (X, {}), capsys=capsys)
+    assert len(compiled.regions) == 1
