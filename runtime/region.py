@@ -27,6 +27,7 @@ Per call:
 
 from __future__ import annotations
 
+import dis
 import logging
 import sys
 import time
@@ -282,11 +283,12 @@ class GraphRegion:
         eager_reason = None
         elapsed = 0.0
         gm = trace.graph_module
-        if trace.op_count == 0 and not any(isinstance(leaf, torch.Tensor) for leaf in pytree.tree_leaves(args)):
-            # Python arithmetic on Python values (`dt = t1 - t0` of a timing line): no graph can
-            # come of it, and guarding its values would re-trace it whenever they change.
+        if trace.op_count == 0 and not _branches(self.fn.__code__):
+            # Straight-line code that ran no tensor operation (`dt = t1 - t0` of a timing line, a
+            # tensor passed through) runs none on any call: no graph can come of it, and guarding
+            # its values would trace it again whenever they change.
             self.eager = True
-            self.eager_reason = "no tensor operations on Python values"
+            self.eager_reason = "no tensor operations"
             return
         if trace.op_count == 0:
             # Nothing to compile: running the function is as cheap as a graph call. The entry
@@ -352,6 +354,12 @@ def _changed_numbers(traced: tuple, args: tuple) -> list[int]:
     return [index for index, (seen, arg) in enumerate(zip(traced, args))
             if type(arg) in _NUMBER_TYPES and type(seen) is tuple and len(seen) == 1
             and type(seen[0]) is type(arg) and seen[0] != arg]
+
+
+def _branches(code: Any) -> bool:
+    """Whether `code` (or a comprehension in it) can take another path on other values."""
+    return any("_IF_" in instruction.opname for instruction in dis.get_instructions(code)) or any(
+        _branches(const) for const in code.co_consts if isinstance(const, type(code)))
 
 
 def _changed_dims(traced: tuple, args: tuple) -> list[tuple]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import math
 import types
 
@@ -1045,3 +1046,23 @@ def test_tensor_method_patched_onto_torch_tensor(fn, monkeypatch):
 
     compiled = differential(scenario, backends=BOTH)
     assert paths(compiled[0])[0] == "dynamo"  # the region that calls the method
+
+
+def timing_line(x, t0, t1):
+    y = x.sin()
+    print("sum", round(float(y.sum()), 3))
+    elapsed = t1 - t0  # Python arithmetic on Python values: a region with no tensor operation
+    return y, elapsed
+
+
+def test_a_region_without_tensor_operations_runs_as_python(caplog):
+    def scenario(compile):
+        compiled = compile(timing_line)
+        for step in range(12):
+            yield compiled(X, 0.25 * step, 0.25 * step + 0.1 * (step + 1))
+
+    with caplog.at_level(logging.INFO, logger="carve"):
+        compiled = differential(scenario, backends=BOTH)
+    # No trace per value, no recompile limit reached: the arithmetic region runs as Python.
+    assert not [r for r in caplog.records if "recompile" in r.getMessage()]
+    assert sorted(paths(compiled[0])) == ["eager", "fast"]
