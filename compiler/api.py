@@ -310,6 +310,10 @@ class CompiledFunction:
             log.warning("carve: could not compile %s (%s: %s); running it eagerly",
                         self.fn.__qualname__, type(error).__name__, error, exc_info=log.isEnabledFor(logging.DEBUG))
             return self._run_eagerly(f"{type(error).__name__}: {error}")
+        if self._build.reads_own_frame_across_a_break:
+            unregister_regionset(self._build.regions)
+            return self._run_eagerly("it reads its own local variables by name (locals(), vars(), eval, exec: "
+                                     "CRV023) and breaks the graph, so compiled code would show it other names")
         self._build.regions.on_break = self._on_break
         self._build.regions.on_skip = self._on_skip
         if self._build.torch_compile_would_not_break:

@@ -28,6 +28,7 @@ from carve.rewriters.loop_trip_counts import loops_in, python_loop_around_a_regi
 from carve.rewriters.methods import MethodBodyOutsideClass
 from carve.rewriters.outline import OutlinedFunction
 from carve.rewriters.passes import outline
+from carve.rewriters.rules import crv023_reads_own_frame as reads_own_frame
 from carve.rewriters.rules import rule
 from carve.runtime.config import CompileOptions
 from carve.runtime.errors import GraphBreakError
@@ -61,6 +62,9 @@ class Build:
         torch.compile makes one, its frame, guards and replayed side effects). A split that is
         already one region of the whole body keeps carve's own capture (the fast path), and a
         split a capture already refused at some line (`forced_breaks`) stays split there."""
+        if self.reads_own_frame:
+            # `locals()`, `eval(...)`: the split would move locals into region frames (CRV023).
+            return True
         if self.forced_breaks:
             return False
         if python_loop_around_a_region(self.outlined.function, {region.name for region in self.outlined.regions}):
@@ -72,6 +76,17 @@ class Build:
                for finding in self.analysis.findings):
             return False
         return not self._one_region_is_the_whole_body()
+
+    @property
+    def reads_own_frame(self) -> bool:
+        """The function reads its locals by name (`locals()`, `eval`: CRV023)."""
+        return any(finding.code == reads_own_frame.RULE.code for finding in self.analysis.findings)
+
+    @property
+    def reads_own_frame_across_a_break(self) -> bool:
+        """It reads its locals by name and breaks torch.compile's graph: neither carve's split nor
+        Dynamo's resume function (which drops locals dead after the break) keeps eager's names."""
+        return self.reads_own_frame and any(rule(f.code).breaks_torch_compile for f in self.analysis.findings)
 
     def _one_region_is_the_whole_body(self) -> bool:
         """The rewritten function only calls one region (`def f(x): return _f_graph_region_0(x)`)."""

@@ -54,6 +54,7 @@ from carve.rewriters.rules import (
     crv016_callee_graph_break,
     crv019_python_side_effect,
     crv021_eager_in_carve_only,
+    crv023_reads_own_frame,
 )
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
@@ -81,6 +82,7 @@ CALL_CHECKS = (
     crv009_data_dependent_shape.check_call,
     crv012_autograd_in_compiled.check_call,
     crv014_numpy_call.check_call,
+    crv023_reads_own_frame.check_call,
 )
 SUBSCRIPT_CHECKS = (crv009_data_dependent_shape.check_subscript,)
 IF_EXPRESSION_CHECKS = (crv005_data_dependent_branch.check_conditional,)

@@ -14,6 +14,7 @@ comprehension scopes, and generated names that must not collide with the user's.
 from __future__ import annotations
 
 import contextlib
+import logging
 import importlib.util
 import sys
 import traceback
@@ -629,3 +630,43 @@ def test_handlers_that_a_graph_cannot_raise_into_keep_one_graph(capsys):
 
     compiled, _ = check(lookup, (X, {"w": 2.0}), (X, {}), capsys=capsys)
     assert len(compiled.regions) == 1
+
+
+# -- code that reads the function's own frame (CRV023) ---------------------------------------------
+
+def reports_with_locals(x, step):
+    y = x.softmax(-1)
+    print("step {step}: total {total}".format(total=float(y.sum()), **locals()))
+    scale = step + 1
+    z = y * scale
+    return sorted(k for k in locals() if not k.startswith("__")), z
+
+
+def names_with_locals(x, step):
+    y = x.softmax(-1)
+    scale = step + 1
+    z = y * scale
+    return sorted(k for k in locals() if not k.startswith("__")), z
+
+
+def test_locals_sees_the_names_eager_has(capsys, caplog):
+    # carve's split keeps a region's locals in the region's frame, and Dynamo's resume function
+    # after a break drops the locals dead after it: a function that reads its own frame is
+    # captured whole by Dynamo when it does not break, and runs as written (said once) when it does.
+    from carve.testing import CountingBackend
+
+    for fn, compiles in ((names_with_locals, True), (reports_with_locals, False)):
+        counting = CountingBackend()
+        compiled = carve.compile(fn, backend=counting)
+        with caplog.at_level(logging.WARNING, logger="carve"):
+            for step in (0, 1, 1, 4):
+                expected, expected_out = _run(fn, (X, step), capsys)
+                got, got_out = _run(compiled, (X, step), capsys)
+                assert got_out == expected_out
+                assert got[0] == expected[0] == "returned"
+                assert got[1][0] == expected[1][0]
+                torch.testing.assert_close(got[1][1], expected[1][1])
+        assert (counting.graphs >= 1) is compiles, fn.__name__
+        said = [r for r in caplog.records if "CRV023" in r.getMessage()]
+        assert len(said) == (0 if compiles else 1), fn.__name__
+        caplog.clear()
