@@ -148,10 +148,13 @@ class GraphRegion:
     def __call__(self, *args: Any) -> Any:
         if self.eager or _state.tracing or _state.disabled:
             return self.fn(*args)
+        if compat.is_dynamo_compiling():
+            # Inside a Dynamo trace (a user's torch.compile, or a region Dynamo captures calling a
+            # function `carve rewrite` wrote): its trace inlines the region's code, not carve's
+            # cache and guards.
+            return self.fn(*args)
         capture = self.capture
         if capture is not None:
-            if compat.is_dynamo_compiling():  # inside a user's torch.compile: its trace inlines us
-                return self.fn(*args)
             return capture(args, self._capture_mode())
         for run in self._runs:
             out = run(args)

@@ -153,3 +153,41 @@ def test_emitted_file_runs_in_a_fresh_interpreter(tmp_path):
     original.write_text(source.read_text() + "\nprint(accumulate_until(torch.tensor([1.0, 2.0]), 5.0))\n")
     run = lambda p: subprocess.run([sys.executable, str(p)], capture_output=True, text=True, check=True).stdout
     assert run(emitted) == run(original) == "(tensor([ 6., 12.]), 2)\n"
+
+
+RECURSIVE_CLOSURE = '''
+import torch
+import carve
+
+
+def outer():
+    @carve.compile(backend="eager")
+    def walk(x, n):
+        if n == 0:
+            return x
+        y = x + 1
+        print("walk", n)
+        return walk(y, n - 1)  # the CLI cannot see that walk breaks: a region calls it
+    return walk
+'''
+
+
+def test_a_region_traced_by_dynamo_inlines_the_regions_it_calls(tmp_path, monkeypatch, capsys):
+    # The emitted region `return walk(y, n - 1)` is captured by Dynamo, whose trace reaches the
+    # regions of the inner `walk` call: it must inline their code, not carve's cache and guards
+    # (it used to raise InternalTorchDynamoError inside carve's generated guard function).
+    source = tmp_path / "recursive_closure.py"
+    source.write_text(RECURSIVE_CLOSURE)
+    emitted_path = tmp_path / "recursive_closure_emitted.py"
+    emitted_path.write_text(rewrite_source(RECURSIVE_CLOSURE, str(source)).text)
+    with monkeypatch.context() as patch:
+        patch.setattr(carve, "compile", _identity_compile)
+        eager = load_module(source, f"carve_rewrite_eager_recursive_{next(_names)}")
+    emitted = load_module(emitted_path, f"carve_rewrite_emitted_recursive_{next(_names)}")
+    walk_eager, walk_emitted = eager.outer(), emitted.outer()
+    capsys.readouterr()
+    for n in (2, 2, 3, 0):
+        expected = observe(walk_eager, [torch.ones(2), n], capsys)
+        seen = observe(walk_emitted, [torch.ones(2), n], capsys)
+        assert _same(seen[0], expected[0]), (seen[0], expected[0])
+        assert seen[1] == expected[1]
