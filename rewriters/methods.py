@@ -9,6 +9,10 @@ the `__class__` cell of zero-argument `super()`. This pass spells both out:
             y = super().forward(x)                  return y * self._Model__scale
             return y * self.__scale
 
+`carve rewrite` places the outlined code at module level, where no `__class__` cell
+exists at all: there `super_class` is the class's name, for `super()` and for an explicit
+`__class__` alike (`__class__.factor` -> `Model.factor`).
+
 Nested functions keep the mangling (Python mangles everything in a class
 body) but their `super()` is their own business and is left alone.
 """
@@ -32,6 +36,17 @@ class MethodBodyOutsideClass(cst.CSTTransformer):
         self.first_param = first_param
         self.super_class = super_class
         self.depth = 0  # functions and lambdas entered below the method itself
+        # id() of Name nodes that name an attribute or a keyword, not a variable (`x.__class__`).
+        self._not_variables: set[int] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self._not_variables.add(id(node.attr))
+        return True
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        if node.keyword is not None:
+            self._not_variables.add(id(node.keyword))
+        return True
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self.depth += 1
@@ -53,6 +68,9 @@ class MethodBodyOutsideClass(cst.CSTTransformer):
         return False  # a class inside the method mangles with its own name
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        if (original.value == "__class__" and self.super_class != "__class__"
+                and id(original) not in self._not_variables):
+            return updated.with_changes(value=self.super_class)  # the cell a class body gives
         if self.class_name:
             return updated.with_changes(value=mangle(updated.value, self.class_name))
         return updated

@@ -191,3 +191,45 @@ def test_a_region_traced_by_dynamo_inlines_the_regions_it_calls(tmp_path, monkey
         seen = observe(walk_emitted, [torch.ones(2), n], capsys)
         assert _same(seen[0], expected[0]), (seen[0], expected[0])
         assert seen[1] == expected[1]
+
+
+EXPLICIT_CLASS_CELL = '''
+import torch
+import carve
+
+
+class Base:
+    factor = 2.0
+
+    def describe(self):
+        return "base"
+
+
+class Child(Base):
+    factor = 3.0
+
+    @carve.compile(backend="eager")
+    def run(self, x):
+        y = x * 2
+        print("child", type(self).__name__, self.__class__.__name__, super().describe())
+        return y + __class__.factor  # the class cell, which module-level code does not have
+'''
+
+
+def test_an_explicit_class_cell_means_the_class_in_the_emitted_module(tmp_path, monkeypatch, capsys):
+    source = tmp_path / "explicit_class_cell.py"
+    source.write_text(EXPLICIT_CLASS_CELL)
+    emitted_text = rewrite_source(EXPLICIT_CLASS_CELL, str(source)).text
+    assert "self.__class__.__name__" in emitted_text  # an attribute named __class__ is left alone
+    emitted_path = tmp_path / "explicit_class_cell_emitted.py"
+    emitted_path.write_text(emitted_text)
+    with monkeypatch.context() as patch:
+        patch.setattr(carve, "compile", _identity_compile)
+        eager = load_module(source, f"carve_rewrite_eager_class_cell_{next(_names)}")
+    emitted = load_module(emitted_path, f"carve_rewrite_emitted_class_cell_{next(_names)}")
+    capsys.readouterr()
+    for x in (torch.ones(2), torch.arange(3.0)):
+        expected = observe(eager.Child().run, [x], capsys)
+        seen = observe(emitted.Child().run, [x], capsys)
+        assert seen[0][0] == expected[0][0] == "returned", seen[0]
+        assert _same(seen[0], expected[0]) and seen[1] == expected[1]
