@@ -35,6 +35,9 @@ from carve.regionset import options_from
 from carve.runtime import repeated_blocks, state
 from carve.runtime.config import CompileOptions
 from carve.runtime.errors import BreakEvent, GraphBreakError
+from carve.rewriters.rules import crv016_callee_graph_break as callee_graph_break
+from carve.rewriters.rules import crv017_untraceable as untraceable
+from carve.rewriters.rules import crv023_reads_own_frame as reads_own_frame
 from carve.rewriters.verify import OutlineVerificationError
 from carve.runtime.region import GraphRegion
 from carve.source import SourceUnavailable, where
@@ -312,8 +315,9 @@ class CompiledFunction:
             return self._run_eagerly(f"{type(error).__name__}: {error}")
         if self._build.reads_own_frame_across_a_break:
             unregister_regionset(self._build.regions)
-            return self._run_eagerly("it reads its own local variables by name (locals(), vars(), eval, exec: "
-                                     "CRV023) and breaks the graph, so compiled code would show it other names")
+            return self._run_eagerly(f"it reads its own local variables by name (locals(), vars(), eval, exec: "
+                                     f"{reads_own_frame.RULE.code}) and breaks the graph, so compiled code would "
+                                     "show it other names")
         self._build.regions.on_break = self._on_break
         self._build.regions.on_skip = self._on_skip
         if self._build.torch_compile_would_not_break:
@@ -347,7 +351,7 @@ class CompiledFunction:
 
     def _run_eagerly(self, reason: str):
         if self.options.fullgraph:
-            raise GraphBreakError.from_parts("CRV017", reason, self.fn.__code__.co_filename, self.fn.__code__.co_firstlineno)
+            raise GraphBreakError.from_parts(untraceable.RULE.code, reason, self.fn.__code__.co_filename, self.fn.__code__.co_firstlineno)
         if self._eager_reason is None:
             log.warning("carve: running %s eagerly: %s", self.fn.__qualname__, reason)
         self._eager_reason = reason
@@ -363,7 +367,7 @@ class CompiledFunction:
             # The break is inside a callee: whether it is an error is decided there (by the
             # callee's own error_on_graph_break setting), not at this call site.
             filename, line, function, _ = event.user_stack[-1]
-            code, message = "CRV016", f"{function}() breaks the graph at {filename}:{line} ({event.code}: {event.message})"
+            code, message = callee_graph_break.RULE.code, f"{function}() breaks the graph at {filename}:{line} ({event.code}: {event.message})"
         self._forced_breaks[event.lineno] = (code, message)
         self._rebuilds += 1
         self._impl = None

@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 from carve.explanation import register_regionset
 from carve.rewriters.findings import Finding
+from carve.rewriters.rules import crv016_callee_graph_break as callee_graph_break
 from carve.rewriters.rules import rule
 from carve.runtime import state
 from carve.runtime.config import CompileOptions
@@ -121,7 +122,7 @@ class RegionSet:
         self.eager_calls[key] = self.eager_calls.get(key, 0) + 1
         # A break inside a callee (CRV016) is judged where it happens: the callee is compiled on
         # its own, and its own checkpoint sees the error_on_graph_break setting in force there.
-        if code != "CRV016" and state.should_error():
+        if code != callee_graph_break.RULE.code and state.should_error():
             raise GraphBreakError.from_parts(code, message, self.filename, line)
         if self.eager_calls[key] == 1:
             log_graph_break(BreakEvent(code, message, self.filename, line, []))

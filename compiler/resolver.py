@@ -31,6 +31,8 @@ from carve.rewriters.analysis import TRACEABLE_CONTEXT_MANAGERS, ModuleContext, 
 from carve.rewriters.callees import CalleeInfo, CalleeKind
 from carve.rewriters.findings import Finding
 from carve.rewriters.names import dotted_name
+from carve.rewriters.rules import crv010_generator as generator_rule
+from carve.rewriters.rules import crv019_python_side_effect as python_side_effect
 from carve.runtime import compat
 from carve.runtime.compat import Marker
 
@@ -115,7 +117,7 @@ class LiveResolver:
             # The callee may draw from it: run the call as Python (it is compiled on its own,
             # where the draw is found and kept eager).
             return CalleeInfo(CalleeKind.USER_FUNCTION, dotted, findings=(Finding(
-                "CRV019", f"{dotted}() is given a random.Random, whose draws are Python state", 0,
+                python_side_effect.RULE.code, f"{dotted}() is given a random.Random, whose draws are Python state", 0,
                 frozen_by_tracing=True),))
         found, obj = self._lookup(dotted)
         if not found:
@@ -217,12 +219,12 @@ def _python_state_call(obj, name: str) -> CalleeInfo | None:
         code = getattr(wrapped, "__code__", None)
         if code is not None and is_user_code(code):
             return CalleeInfo(CalleeKind.USER_FUNCTION, name, findings=(Finding(
-                "CRV019", f"{name}() is an lru_cache: its cache is Python state", code.co_firstlineno,
+                python_side_effect.RULE.code, f"{name}() is an lru_cache: its cache is Python state", code.co_firstlineno,
                 frozen_by_tracing=True),),
                 filename=code.co_filename)
     if isinstance(getattr(obj, "__self__", None), random.Random) and callable(obj):
         return CalleeInfo(CalleeKind.USER_FUNCTION, name, findings=(Finding(
-            "CRV019", f"{name}() draws from a random.Random instance", 0, frozen_by_tracing=True),))
+            python_side_effect.RULE.code, f"{name}() draws from a random.Random instance", 0, frozen_by_tracing=True),))
     return None
 
 
@@ -252,11 +254,11 @@ def _analyse_user_function(function: types.FunctionType, name: str, depth: int) 
         whole = analysis.whole_function
         # A generator function is called and consumed inline by the capture (Dynamo traces
         # generators); only what its body does breaks the caller's graph.
-        if whole is not None and whole.code != "CRV010" and whole not in findings:
+        if whole is not None and whole.code != generator_rule.RULE.code and whole not in findings:
             findings.insert(0, whole)
-        findings = [f for f in findings if f.code != "CRV010"]
+        findings = [f for f in findings if f.code != generator_rule.RULE.code]
         local = _local_containers(source.node)
-        findings += [f for f in analysis.findings if f.code == "CRV019" and not _on_local(f, local)]
+        findings += [f for f in analysis.findings if f.code == python_side_effect.RULE.code and not _on_local(f, local)]
         info = CalleeInfo(CalleeKind.USER_FUNCTION, name, tuple(findings), source.filename)
     _callee_cache[code] = info
     return info
