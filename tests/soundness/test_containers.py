@@ -596,3 +596,25 @@ def test_list_argument_handed_back_is_the_same_object():
 
     compiled = differential(scenario)
     assert regions_of(compiled[0])
+
+
+def append_to_a_bounded_deque(x, acc):
+    y = x * 2
+    acc.append(y.sum())
+    z = y + len(acc)
+    print("len", len(acc))
+    return z
+
+
+@pytest.mark.xfail(strict=True, reason="Dynamo models deque.append without maxlen: len() read in the same region "
+                   "counts one element past the bound once the deque is full (torch.compile(backend='eager') "
+                   "gives the same wrong value)")
+def test_bounded_deque_appended_in_a_region():
+    def scenario(compile):
+        acc = collections.deque([0, 0], maxlen=2)
+        compiled = compile(append_to_a_bounded_deque)
+        for _ in range(3):
+            yield compiled(X, acc)
+            yield list(acc)
+
+    differential(scenario)
