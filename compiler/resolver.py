@@ -33,6 +33,7 @@ from carve.rewriters.findings import Finding
 from carve.rewriters.names import dotted_name
 from carve.rewriters.rules import crv010_generator as generator_rule
 from carve.rewriters.rules import crv019_python_side_effect as python_side_effect
+from carve.rewriters.rules import crv022_handler_misses_graph_error as handler_misses_graph_error
 from carve.runtime import compat
 from carve.runtime.compat import Marker
 
@@ -258,8 +259,11 @@ def _analyse_user_function(function: types.FunctionType, name: str, depth: int) 
             findings.insert(0, whole)
         findings = [f for f in findings if f.code != generator_rule.RULE.code]
         local = _local_containers(source.node)
+        # A handler that must see what the callee's graph raises (CRV022): traced inline, the callee's
+        # try would be inside the caller's graph; its call runs eagerly and the callee compiles alone.
+        findings += [f for f in analysis.findings if f.code == handler_misses_graph_error.RULE.code]
         findings += [f for f in analysis.findings if f.code == python_side_effect.RULE.code and not _on_local(f, local)]
-        info = CalleeInfo(CalleeKind.USER_FUNCTION, name, tuple(findings), source.filename)
+        info = CalleeInfo(CalleeKind.USER_FUNCTION, name, tuple(findings), source.filename, for_compiler=True)
     _callee_cache[code] = info
     return info
 

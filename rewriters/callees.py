@@ -53,6 +53,9 @@ class CalleeInfo:
     findings: tuple[Finding, ...] = ()
     filename: str = ""
     extra: dict = field(default_factory=dict, compare=False)
+    # Resolved by the compiler against the live program, which must also keep out of its graphs
+    # a callee that torch.compile would trace (CRV022); `carve lint` reports torch.compile's breaks.
+    for_compiler: bool = False
 
     @property
     def side_effects(self) -> tuple[Finding, ...]:
@@ -64,11 +67,16 @@ class CalleeInfo:
     @property
     def breaks(self) -> tuple[Finding, ...]:
         """The callee's graph breaks, the breaking statements first and the loops, try and
-        with blocks that contain them (CRV006-CRV008, consequences) after."""
-        from carve.rewriters.rules import crv006_break_in_loop, crv007_break_in_try, crv008_break_in_with, rule
+        with blocks that contain them (CRV006-CRV008, consequences) after. For the compiler, a
+        handler that must see what a graph raises (CRV022) counts too: the callee must not be
+        traced into its caller's graph."""
+        from carve.rewriters.rules import (
+            crv006_break_in_loop, crv007_break_in_try, crv008_break_in_with, crv022_handler_misses_graph_error, rule,
+        )
 
         containment = {module.RULE.code for module in (crv006_break_in_loop, crv007_break_in_try, crv008_break_in_with)}
-        breaks = [f for f in self.findings if rule(f.code).lint_default]
+        kept_out = crv022_handler_misses_graph_error.RULE.code
+        breaks = [f for f in self.findings if rule(f.code).lint_default or self.for_compiler and f.code == kept_out]
         return tuple(sorted(breaks, key=lambda f: f.code in containment))
 
     def location(self, finding: Finding) -> str:

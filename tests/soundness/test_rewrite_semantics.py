@@ -618,6 +618,26 @@ def test_handler_catches_what_the_graph_raises_on_later_data(capsys):
     check(logs_then_indexes, (X, [0, 1]), (X, [2, 8]), (X, [9, 3, -7]), capsys=capsys)
 
 
+def psd_safe_cholesky(a):
+    # The shape of gpytorch's psd_safe_cholesky: retry with jitter when the factorization fails.
+    try:
+        return torch.linalg.cholesky(a)
+    except RuntimeError:
+        return torch.linalg.cholesky(a + 10.0 * torch.eye(a.shape[0]))
+
+
+def calls_a_safe_cholesky(a):
+    b = a * 1.0 + 0.0
+    return psd_safe_cholesky(b).sum() * 2
+
+
+def test_a_helpers_handler_catches_what_its_graph_raises(capsys):
+    # Without a break of its own the caller would be Dynamo's whole, the helper inlined into its
+    # graph: the helper's try counts as a break at the call, which runs the helper compiled alone.
+    positive, indefinite = torch.eye(3) * 2.0, -torch.eye(3)
+    check(calls_a_safe_cholesky, (positive,), (indefinite,), (positive * 3,), (indefinite * 2,), capsys=capsys)
+
+
 def test_handlers_that_a_graph_cannot_raise_into_keep_one_graph(capsys):
     # KeyError, AttributeError, ValueError from a tensor op surface while tracing (static shapes),
     # where Dynamo models them: such a try is captured with what surrounds it.
