@@ -70,14 +70,12 @@ class CalleeInfo:
         with blocks that contain them (CRV006-CRV008, consequences) after. For the compiler, a
         handler that must see what a graph raises (CRV022) counts too: the callee must not be
         traced into its caller's graph."""
-        from carve.rewriters.rules import (
-            crv006_break_in_loop, crv007_break_in_try, crv008_break_in_with, crv022_handler_misses_graph_error, rule,
-        )
+        from carve.rewriters.rules import crv022_handler_misses_graph_error, rule
 
-        containment = {module.RULE.code for module in (crv006_break_in_loop, crv007_break_in_try, crv008_break_in_with)}
         kept_out = crv022_handler_misses_graph_error.RULE.code
         breaks = [f for f in self.findings if rule(f.code).lint_default or self.for_compiler and f.code == kept_out]
-        return tuple(sorted(breaks, key=lambda f: f.code in containment))
+        # The loops, try and with blocks that contain a break are the rules that skip a frame.
+        return tuple(sorted(breaks, key=lambda f: rule(f.code).skips_frame))
 
     def location(self, finding: Finding) -> str:
         """Where one of the callee's findings is: `helper.py:7`, or `line 7` when its file is unknown."""
