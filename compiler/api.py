@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import threading
 import types
 import weakref
 from collections.abc import Callable
@@ -50,6 +51,10 @@ repeated_blocks.screen = compiles_as_one_graph
 MAX_REBUILDS = 16
 # Compiled versions kept per function or module class (one per distinct options).
 MAX_VERSIONS = 8
+# `tables` is set by `carve.explain` while it runs: versions come from tables of that run only, so
+# the function and the callees it compiles on its own are built again and their regions are what
+# the report reads, and nothing compiled for the report stays in carve's caches.
+_fresh_versions = threading.local()
 
 
 def compile(fn=None, *, fullgraph: bool = False, backend="inductor", dynamic=None, options=None,
@@ -145,6 +150,11 @@ def _version(table: "weakref.WeakKeyDictionary", key, options: CompileOptions, m
     block of a model compiled on its own, `carve.compile(model.generate)` per request. A new
     version for each would parse the source and trace every region again, each time.
     """
+    fresh_tables = getattr(_fresh_versions, "tables", None)
+    if fresh_tables is not None:
+        # carve.explain: compiled afresh, once per run (a callee called in a loop is one version),
+        # and not kept after it.
+        table = fresh_tables.setdefault(id(table), weakref.WeakKeyDictionary())
     if skip_local_definitions and "<locals>" in getattr(key, "__qualname__", ""):
         # Made again on every call of the function that defines it: an entry would keep each
         # one (a function and its closure, a class) alive. Each is compiled on its own.

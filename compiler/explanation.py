@@ -57,6 +57,9 @@ class ExplainOutput:
     # One line per graph region: where it is, who captures it (carve's tracer, Dynamo, or
     # eager) and why; which sizes are symbolic and why.
     regions: list = field(default_factory=list)
+    # What carve keeps in Python although torch.compile would trace it (a Python side effect,
+    # a handler a graph would raise past: rules that do not break torch.compile), as BreakReasons.
+    kept_in_python: list = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [
@@ -71,6 +74,9 @@ class ExplainOutput:
         if self.break_reasons:
             lines.append("break reasons:")
             lines.extend(f"  {i}. {reason}" for i, reason in enumerate(self.break_reasons, 1))
+        if self.kept_in_python:
+            lines.append("kept in Python by carve (not graph breaks under torch.compile):")
+            lines.extend(f"  {i}. {reason}" for i, reason in enumerate(self.kept_in_python, 1))
         if self.guards:
             lines.append("guards (first graph):")
             lines.extend(f"  {g}" for g in self.guards[0])
@@ -97,14 +103,21 @@ def explain(fn, **compile_options):
     compile_options.setdefault("backend", "eager")
 
     def run(*args, **kwargs):
+        from carve.api import _fresh_versions
+
         previous = getattr(_collector, "sets", None)
+        previous_tables = getattr(_fresh_versions, "tables", None)
         _collector.sets = []
+        # Compiled afresh even if the program compiled it before with the same options: a
+        # version reused from carve's cache would build, and so report, nothing.
+        _fresh_versions.tables = {}
         try:
             compiled = compile(target, **compile_options)
             result = compiled(*args, **kwargs)
             sets = list(_collector.sets)
         finally:
             _collector.sets = previous
+            _fresh_versions.tables = previous_tables
         return _report(result, sets)
 
     return run
@@ -119,15 +132,15 @@ def unregister_regionset(regions) -> None:
 
 def _report(result, sets) -> ExplainOutput:
     reasons: dict[tuple, BreakReason] = {}
+    kept: dict[tuple, BreakReason] = {}
     graphs, ops, guards, times, region_lines = [], [], [], [], []
     eager_runs = 0
     for regions in sets:
         for finding in regions.findings.values():
-            if not rule(finding.code).lint_default:
-                continue
             key = (regions.filename, finding.line, finding.code)
             stack = [(regions.filename, finding.line, regions.name, source_line(regions.filename, finding.line))]
-            reasons.setdefault(key, _reason(finding.code, finding.message, regions.filename, finding.line, stack, "statically"))
+            found = reasons if rule(finding.code).lint_default else kept
+            found.setdefault(key, _reason(finding.code, finding.message, regions.filename, finding.line, stack, "statically"))
         eager_runs += sum(regions.eager_calls.values())
         for region in regions.regions:
             region_lines.append(_describe_region(region))
@@ -140,8 +153,9 @@ def _report(result, sets) -> ExplainOutput:
                 reasons.setdefault(key, _reason(event.code, event.message, event.filename, event.lineno,
                                                 list(event.user_stack), "while tracing"))
     ordered = sorted(reasons.values(), key=lambda r: (r.filename, r.line, r.code))
+    kept_ordered = sorted(kept.values(), key=lambda r: (r.filename, r.line, r.code))
     return ExplainOutput(result, len(graphs), len(ordered), ordered, graphs, ops, guards, times, eager_runs,
-                         region_lines)
+                         region_lines, kept_ordered)
 
 
 def _describe_region(region) -> str:

@@ -44,6 +44,27 @@ def test_explain_reports_graphs_breaks_and_guards(capsys):
     assert "graph breaks:" in text and "CRV003" in text and __file__ in text
 
 
+def step_in_a_loop(x):
+    for _ in range(3):
+        x = noisy(x.sin())
+    return x
+
+
+def test_explain_reports_a_function_the_program_compiled_already(capsys):
+    # The program's own compile, with the same options, runs first: explain compiles afresh all
+    # the same (a version reused from carve's cache would report nothing), and twice alike.
+    fresh = carve.explain(step_in_a_loop)(torch.randn(4))
+    compiled = carve.compile(step_in_a_loop, backend="eager")
+    for _ in range(2):
+        compiled(torch.randn(4))
+    again = [carve.explain(step_in_a_loop)(torch.randn(4)) for _ in range(2)]
+    for out in again:
+        assert (out.graph_count, out.graph_break_count, len(out.regions)) == \
+            (fresh.graph_count, fresh.graph_break_count, len(fresh.regions))
+        assert out.graph_count >= 1 and out.graph_break_count >= 1
+    assert compiled(torch.ones(4)).shape == (4,)  # the program's version still serves it
+
+
 def test_explain_finds_breaks_only_tracing_can_see():
     def f(x):
         a = x + 1

@@ -618,6 +618,14 @@ def test_handler_catches_what_the_graph_raises_on_later_data(capsys):
     check(logs_then_indexes, (X, [0, 1]), (X, [2, 8]), (X, [9, 3, -7]), capsys=capsys)
 
 
+def test_explain_says_why_the_try_stays_python():
+    out = carve.explain(index_or_fallback)(X, 1)
+    assert out.graph_break_count == 0  # not a break under torch.compile: a choice of carve's
+    kept = [reason for reason in out.kept_in_python if reason.code == "CRV022"]
+    assert len(kept) == 1 and "except IndexError" in kept[0].message
+    assert "kept in Python by carve" in str(out) and "CRV022" in str(out)
+
+
 def psd_safe_cholesky(a):
     # The shape of gpytorch's psd_safe_cholesky: retry with jitter when the factorization fails.
     try:
