@@ -19,6 +19,7 @@ from __future__ import annotations
 import libcst as cst
 
 from carve.rewriters.names import dotted_name
+from carve.rewriters.rules import crv007_break_in_try as break_in_try
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
 RULE = Rule(
@@ -52,8 +53,8 @@ RUN_TIME_ERRORS = frozenset({
     "LinAlgError", "OutOfMemoryError", "AcceleratorError",
 })
 
-# The compound statements this rule covers.
-STATEMENTS = (cst.Try, cst.TryStar) if hasattr(cst, "TryStar") else (cst.Try,)
+# The compound statements this rule covers: the try statements, as CRV007's.
+STATEMENTS = break_in_try.STATEMENTS
 
 
 def check_try(statement: cst.CSTNode):
