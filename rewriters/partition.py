@@ -119,12 +119,13 @@ def _source_line(statement: cst.CSTNode) -> str:
 
 def partition_block(
     block: cst.BaseSuite, analysis: FunctionAnalysis, guarded: bool = False, closures: "_Closures | None" = None,
-    dataflow: Dataflow | None = None,
+    dataflow: Dataflow | None = None, loop_targets: frozenset[str] = frozenset(),
 ) -> list[Item]:
     """`guarded`: the block runs under a try or with, which may catch an exception raised
     mid-run; then each statement is its own region, so the statements before the one that
     raised have bound their names, as in eager. `dataflow`: the function's (built here if not
-    given), which says what each statement reads and writes."""
+    given), which says what each statement reads and writes. `loop_targets`: the names the
+    Python `for` loops around the block bind (see `_loop_indexed_load`)."""
     items: list[Item] = []
     run: list[Statement] = []
     if dataflow is None:
@@ -139,7 +140,9 @@ def partition_block(
             run.clear()
 
     for statement in _statements(block):
-        if _graph_statement(statement, analysis, dataflow, loop_depth=0, nested=False) and not closures.touched_by(statement):
+        if not run and _loop_indexed_load(statement, loop_targets) and not analysis.findings_of(statement):
+            items.append(EagerStatement(statement, []))
+        elif _graph_statement(statement, analysis, dataflow, loop_depth=0, nested=False) and not closures.touched_by(statement):
             run.append(statement)
             if guarded or _returns_at_end(statement):
                 flush()
@@ -152,15 +155,48 @@ def partition_block(
             compound = Compound(cast(cst.BaseCompoundStatement, statement), analysis.findings_of(statement))
             catches = guarded or isinstance(statement, (cst.Try, cst.With)) or type(statement).__name__ == "TryStar"
             whole_body = not guarded and try_body_is_one_region(statement, analysis, closures, dataflow)
+            targets = loop_targets | _target_names(statement.target) if isinstance(statement, cst.For) else loop_targets
             compound.blocks = [
                 partition_block(
                     child, analysis, catches and not (whole_body and child is compound.statement.body), closures,
-                    dataflow)
+                    dataflow, targets)
                 for child in child_blocks(statement)
             ]
             items.append(compound)
     flush()
     return items
+
+
+def _loop_indexed_load(statement: Statement, loop_targets: frozenset[str]) -> bool:
+    """`x = batches[step]` opening a block of a Python loop over `step`: runs as Python before
+    the region, which receives the item. In the region, Dynamo would guard the index's value
+    (a list item is chosen by it), compiling one graph per step until its recompile limit.
+
+        for micro in range(accum):          for micro in range(accum):
+            x = batches[micro]                  x = batches[micro]          # Python
+            loss = model(x).mean()   ->         loss = _region_0(model, x)  # one graph for every step
+    """
+    if not (loop_targets and is_simple(statement) and len(statement.body) == 1):
+        return False
+    small = statement.body[0]
+    if not (isinstance(small, cst.Assign) and all(_name_target(t.target) for t in small.targets)):
+        return False
+    value = small.value
+    if not (isinstance(value, cst.Subscript) and len(value.slice) == 1 and dotted_name(value.value) is not None):
+        return False
+    index = value.slice[0].slice
+    return isinstance(index, cst.Index) and isinstance(index.value, cst.Name) and index.value.value in loop_targets
+
+
+def _target_names(target: cst.BaseExpression) -> frozenset[str]:
+    """The names a loop target binds (`i`, `i, (a, b)`)."""
+    if isinstance(target, cst.Name):
+        return frozenset({target.value})
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return frozenset().union(*(_target_names(e.value) for e in target.elements))
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return frozenset()
 
 
 def _statements(block: cst.BaseSuite) -> list[Statement]:

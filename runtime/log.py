@@ -6,7 +6,9 @@
 Loggers: `carve.graph_breaks` (each break location once per process, with the
 rule's explanation and hint), `carve.recompiles` (why a region recompiled, or
 gave up at the recompile limit), `carve.guards` (the guards of each new cache
-entry), `carve.graph_code` (the FX code of each compiled graph). The
+entry), `carve.graph_code` (the FX code of each compiled graph), `carve.dynamic` (which
+sizes and numbers became symbolic), `carve.perf` (a region kept as Python because its
+compiled call was slower). The
 environment variable is read once, at import.
 """
 
@@ -23,14 +25,16 @@ RECOMPILES = "carve.recompiles"
 DYNAMIC = "carve.dynamic"
 GUARDS = "carve.guards"
 GRAPH_CODE = "carve.graph_code"
+PERF = "carve.perf"
 ARTIFACTS = {"graph_breaks": GRAPH_BREAKS, "recompiles": RECOMPILES, "guards": GUARDS, "graph_code": GRAPH_CODE,
-             "dynamic": DYNAMIC}
+             "dynamic": DYNAMIC, "perf": PERF}
 
 graph_breaks_log = logging.getLogger(GRAPH_BREAKS)
 recompiles_log = logging.getLogger(RECOMPILES)
 dynamic_log = logging.getLogger(DYNAMIC)
 guards_log = logging.getLogger(GUARDS)
 graph_code_log = logging.getLogger(GRAPH_CODE)
+perf_log = logging.getLogger(PERF)
 # Backend failures and other things the user should hear about without asking.
 warnings_log = logging.getLogger("carve")
 

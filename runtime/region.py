@@ -23,6 +23,8 @@ Per call:
 - a graph break met while tracing: log it once per location, tell the
   compiler (`on_break`, which re-splits the region at that line), and run the
   region eagerly from then on. In fullgraph mode the break is the error.
+- a few calls after its first graph, a short region is timed compiled and as
+  Python, alternately, and keeps the faster for good (cost_check.py).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from . import compat, log, state
 from .config import CompileOptions
 from .errors import BreakEvent, GraphBreakError
 from .closed import is_closed, open_reason
+from . import cost_check
 from .dynamo_capture import DynamoCapture
 from .guards import GuardSet
 from .tracer import UNTRACEABLE, OutputSpec, TraceResult, trace_region
@@ -107,6 +110,9 @@ class GraphRegion:
         # Why Dynamo must capture this region even if it is closed (set by the compiler, or
         # after a trace met a break the partition kept on purpose); None: decide per call.
         self.force_dynamo: str | None = None
+        # Compiled or as Python, whichever is faster (cost_check.py); None once decided, and
+        # under fullgraph, where the user asked for the graph.
+        self._cost = cost_check.CostCheck() if cost_check.ENABLED and not options.fullgraph else None
         self.__name__ = getattr(fn, "__name__", name)
         self.__qualname__ = getattr(fn, "__qualname__", name)
         self.__wrapped__ = fn
@@ -116,9 +122,9 @@ class GraphRegion:
     @property
     def path(self) -> str:
         """How the region is captured: "dynamo", "fast" (carve's tracer), or "eager"."""
-        if self.capture is not None:
-            return "dynamo"
-        return "eager" if self.eager else "fast"
+        if self.eager:
+            return "eager"
+        return "fast" if self.capture is None else "dynamo"
 
     @property
     def graphs(self) -> list:
@@ -153,6 +159,11 @@ class GraphRegion:
             # function `carve rewrite` wrote): its trace inlines the region's code, not carve's
             # cache and guards.
             return self.fn(*args)
+        if self._cost is not None:
+            return self._timed_call(args)
+        return self._compiled_call(args)
+
+    def _compiled_call(self, args: tuple) -> Any:
         capture = self.capture
         if capture is not None:
             return capture(args, self._capture_mode())
@@ -161,6 +172,46 @@ class GraphRegion:
             if out is not _MISS:
                 return out
         return self._miss(args)
+
+    def _timed_call(self, args: tuple) -> Any:
+        """A call while carve weighs the compiled region against its Python (cost_check.py)."""
+        cost = self._cost
+        assert cost is not None  # checked by the caller
+        if not self._has_graph() or _state.fullgraph:
+            return self._compiled_call(args)
+        turn = cost.turn()
+        if turn == "warm":
+            return self._compiled_call(args)
+        compiles = self._compiles()
+        start = time.perf_counter()
+        out = self.fn(*args) if turn == "python" else self._compiled_call(args)
+        elapsed = time.perf_counter() - start
+        if self._compiles() != compiles:
+            # This call compiled (a guard failed): its time is not a call's; weigh afresh.
+            self._cost = cost_check.CostCheck()
+            return out
+        cost.record(turn, elapsed)
+        verdict = cost.verdict()
+        if verdict is not None:
+            self._cost = None
+            if verdict == "python":
+                self.eager = True
+                self.eager_reason = f"faster as Python: {cost.summary()}"
+                log.log_once(("slower", self.filename, self.first_line), log.perf_log, logging.INFO,
+                             "region %s (%s:%d) runs as Python from now on: %s", self.name, self.filename,
+                             self.first_line, cost.summary())
+        return out
+
+    def _has_graph(self) -> bool:
+        capture = self.capture
+        if capture is not None:
+            return bool(capture.recorder.graphs)
+        return any(entry.compiled is not None for entry in self.entries)
+
+    def _compiles(self) -> tuple:
+        """Changes when a call compiles: a new entry, a capture, or a capture's new graph."""
+        capture = self.capture
+        return len(self.entries), id(capture), len(capture.compile_seconds) if capture is not None else 0
 
     def _capture_mode(self) -> str:
         """How strictly Dynamo captures this call (see DynamoCapture._optimized)."""

@@ -10,6 +10,9 @@ import os
 import pytest
 
 os.environ.setdefault("CARVE_VERIFY", "1")
+# Whether a region stays compiled must not hang on this machine's timings: the cost check
+# (runtime/cost_check.py) is off but in tests/runtime/test_cost_check.py, which turns it on.
+os.environ.setdefault("CARVE_COST_CHECK", "0")
 
 from carve.testing import CountingBackend  # noqa: E402 - after CARVE_VERIFY, which carve reads per build
 

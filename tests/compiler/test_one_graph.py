@@ -486,3 +486,49 @@ def test_a_break_inside_a_with_block_dynamo_resumes_in_makes_torch_compiles_grap
     assert carve_graphs == torch_graphs == 2
     # Each of graph_counts' calls runs the compiled function and eager, for each compiler.
     assert capsys.readouterr().out == printed_eagerly * CALLS * 2 * 2
+
+
+class MicroMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(16, 32)
+        self.b = nn.Linear(32, 1)
+
+    def forward(self, x):
+        return self.b(torch.nn.functional.gelu(self.a(x)))
+
+
+def accumulate(model, batches, accum):
+    """Gradient accumulation over micro-batches picked by the loop counter, logging each loss."""
+    total = 0.0
+    for micro in range(accum):
+        x = batches[micro]
+        loss = model(x).pow(2).mean() / accum
+        loss.backward()
+        total += loss.item()
+    return total
+
+
+def test_micro_batches_picked_by_the_loop_counter_share_one_graph():
+    # Read in the region, `batches[micro]` made Dynamo guard micro's value: one graph per step,
+    # and past the recompile limit the steps ran uncompiled.
+    torch.manual_seed(0)
+    model = MicroMLP()
+    batches = [torch.randn(4, 16) for _ in range(12)]
+    graphs = []
+    for make in (torch.compile, carve.compile):
+        torch._dynamo.reset()
+        backend = CountingBackend()
+        compiled = make(accumulate, backend=backend)
+        for _ in range(CALLS):
+            model.zero_grad()
+            got = compiled(model, batches, len(batches))
+            got_grads = [p.grad.clone() for p in model.parameters()]
+            model.zero_grad()
+            assert got == accumulate(model, batches, len(batches))
+            for got_grad, param in zip(got_grads, model.parameters()):
+                torch.testing.assert_close(got_grad, param.grad)
+        # Every micro-batch of every call ran a graph.
+        assert backend.calls >= CALLS * len(batches)
+        graphs.append(backend.graphs)
+    assert graphs[1] <= graphs[0] == 1, graphs

@@ -221,3 +221,52 @@ def test_a_with_block_that_returns_ends_the_run():
     """)
     assert shape(items) == [("graph", 2)]
     assert items[0].ends_with_return
+
+
+def test_an_item_picked_by_the_python_loop_counter_is_read_before_the_region():
+    # In the region, Dynamo would guard `micro`'s value (it picks a list item): one graph per step.
+    items = partition("""
+        import torch
+        def step(model, batches, targets, accum):
+            for micro in range(accum):
+                x = batches[micro]
+                y = targets[micro]
+                loss = (model(x) - y).pow(2).mean() / accum
+                loss.backward()
+                print(loss.item())
+    """)
+    assert shape(items) == [("compound", [[("eager", []), ("eager", []), ("graph", 1), ("eager", ["CRV012"]),
+                                          ("eager", ["CRV003", "CRV004"])]])]
+
+
+@pytest.mark.parametrize("body", [
+    "y = x * 2\n        h = batches[i]",      # not the block's first work: splitting would cost a graph
+    "h = batches[i + 1]",                      # not the loop's own name
+    "h = batches[j]",                          # not a loop target
+    "h = batches[i].sin()",                    # tensor work on the item: the region's
+])
+def test_other_subscripts_stay_in_the_region(body):
+    items = partition(f"""
+        import torch
+        def f(x, batches, n, j):
+            for i in range(n):
+        {textwrap.indent(body, "        ")}
+                x = x + h
+                print(x.sum().item())
+            return x
+    """)
+    block = items[0].blocks[0]
+    assert isinstance(block[0], GraphRun), shape(items)
+
+
+def test_a_loop_the_region_holds_keeps_its_subscripts():
+    # A short constant loop is unrolled into the graph: no Python loop counter to read ahead.
+    items = partition("""
+        import torch
+        def f(x, weights):
+            for i in range(4):
+                w = weights[i]
+                x = x @ w
+            return x
+    """)
+    assert shape(items) == [("graph", 2)]

@@ -1,0 +1,211 @@
+"""A region whose compiled call is slower than its Python runs as Python for good, says so once,
+and gives eager's answer on every call (runtime/cost_check.py).
+
+The compiled side is made slow or long on purpose by a backend that sleeps in the graph call,
+so which way wins does not hang on this machine's timings."""
+
+import contextlib
+import io
+import logging
+import math
+import time
+
+import pytest
+import torch
+
+import carve
+from carve.runtime import cost_check, log
+from carve.runtime.cost_check import SAMPLES, WARM_CALLS, CostCheck
+from carve.testing import CountingBackend
+
+# Enough calls for the warm-up and both sides' samples.
+DECIDED = 1 + WARM_CALLS + 2 * SAMPLES + 2
+
+
+@pytest.fixture(autouse=True)
+def _cost_check_on(monkeypatch):
+    monkeypatch.setattr(cost_check, "ENABLED", True)
+
+
+def sleeping_backend(seconds):
+    """A backend whose graph calls take `seconds` longer; counts graphs and calls."""
+    counts = CountingBackend("eager")
+
+    def backend(gm, example_inputs):
+        compiled = counts(gm, example_inputs)
+
+        def run(*inputs):
+            time.sleep(seconds)
+            return compiled(*inputs)
+        return run
+    backend.counts = counts
+    return backend
+
+
+def scale(x, w):
+    y = x * w + 1
+    print("norm", round(float(y.norm()), 3))
+    return (y.sin() * 2).sum()
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.relu(self.lin(x))
+
+
+def through_module(block, x):
+    h = block(x)
+    print("mean", round(float(h.mean()), 3))
+    return block(h) * 2
+
+
+def run_both(fn, compiled, make_args, calls):
+    for call in range(calls):
+        with contextlib.redirect_stdout(io.StringIO()) as got_out:
+            got = compiled(*make_args(call))
+        with contextlib.redirect_stdout(io.StringIO()) as want_out:
+            want = fn(*make_args(call))
+        torch.testing.assert_close(got, want)
+        assert got_out.getvalue() == want_out.getvalue()
+
+
+def scale_args(call, size=8):
+    torch.manual_seed(call)
+    return torch.randn(size), torch.randn(size)
+
+
+def module_args(block):
+    return lambda call: (block, torch.full((2, 4), float(call)))
+
+
+@pytest.mark.parametrize("case", ["fast path", "dynamo"])
+def test_a_region_slower_compiled_runs_as_python_and_says_so_once(case, caplog):
+    backend = sleeping_backend(3e-4)
+    if case == "fast path":
+        fn, make_args = scale, scale_args
+    else:
+        torch.manual_seed(0)
+        fn, make_args = through_module, module_args(Block())
+    compiled = carve.compile(fn, backend=backend)
+    with caplog.at_level(logging.INFO, logger=log.PERF):
+        run_both(fn, compiled, make_args, DECIDED)
+        calls_when_decided = backend.counts.calls
+        run_both(fn, compiled, make_args, 10)
+    slow = [r for r in compiled.regions if r.path == "eager"]
+    assert slow, [(r.name, r.path) for r in compiled.regions]
+    assert all("faster as Python" in r.eager_reason for r in slow)
+    # Graphs stop running once decided: the later calls are Python.
+    assert backend.counts.calls == calls_when_decided
+    said = [rec for rec in caplog.records if rec.name == log.PERF]
+    assert len(said) == len(slow), [rec.getMessage() for rec in said]
+    assert "runs as Python from now on" in said[0].getMessage()
+
+
+def test_a_long_compiled_call_is_never_run_as_python():
+    # A graph call over TIMED_UNDER is kernel time: decided compiled on its first timed call.
+    backend = sleeping_backend(2 * cost_check.TIMED_UNDER)
+    compiled = carve.compile(scale, backend=backend)
+    run_both(scale, compiled, scale_args, DECIDED)
+    assert [r.path for r in compiled.regions if r.graphs] and all(
+        r.path != "eager" for r in compiled.regions if r.graphs)
+    # Every call after the first (whose result is the trace's) ran each graph, the timed ones too.
+    assert backend.counts.graphs >= 1
+    assert backend.counts.calls == backend.counts.graphs * (DECIDED - 1)
+
+
+def test_fullgraph_keeps_its_one_graph_however_slow():
+    backend = sleeping_backend(3e-4)
+
+    def chain(x, w):
+        return (x * w + 1).sin().sum()
+
+    compiled = carve.compile(chain, backend=backend, fullgraph=True)
+    run_both(chain, compiled, scale_args, DECIDED)
+    assert backend.counts.graphs == 1 and backend.counts.calls == DECIDED
+
+
+def test_the_cost_check_is_off_when_disabled(monkeypatch):
+    monkeypatch.setattr(cost_check, "ENABLED", False)
+    backend = sleeping_backend(3e-4)
+    compiled = carve.compile(scale, backend=backend)
+    run_both(scale, compiled, scale_args, DECIDED)
+    assert all(r.path != "eager" for r in compiled.regions if r.graphs)
+
+
+def test_a_recompile_during_the_timed_calls_starts_the_weighing_again():
+    backend = sleeping_backend(3e-4)
+    compiled = carve.compile(scale, backend=backend)
+    # Sizes change at the first timed call: it compiles, so its time is not a call's.
+    run_both(scale, compiled, lambda call: scale_args(call, 8 if call <= WARM_CALLS else 16), DECIDED)
+    region = next(r for r in compiled.regions if r.graphs)
+    assert region.path != "eager"  # not yet: the weighing restarted
+    run_both(scale, compiled, lambda call: scale_args(call, 16), DECIDED)
+    assert region.path == "eager"
+
+
+def test_the_verdict_needs_both_sides_and_a_clear_margin():
+    check = CostCheck()
+    turns = [check.turn() for _ in range(WARM_CALLS + 4)]
+    assert turns[:WARM_CALLS] == ["warm"] * WARM_CALLS
+    assert turns[WARM_CALLS:] == ["compiled", "python", "compiled", "python"]
+    for _ in range(SAMPLES - 1):
+        check.record("compiled", 50e-6)
+        check.record("python", 25e-6)
+    assert check.verdict() is None  # one sample short on each side
+    check.record("compiled", 50e-6)
+    check.record("python", 25e-6)
+    assert check.verdict() == "python"
+    close = CostCheck()
+    for _ in range(SAMPLES):
+        close.record("compiled", 26e-6)  # within the margin of noise: stays compiled
+        close.record("python", 25e-6)
+    assert close.verdict() == "compiled"
+    # The fastest call of each side counts: one slow outlier does not decide.
+    outlier = CostCheck()
+    for sample in range(SAMPLES):
+        outlier.record("compiled", 900e-6 if sample == 0 else 20e-6)
+        outlier.record("python", 25e-6)
+    assert outlier.verdict() == "compiled"
+
+
+def train_poly(x, y, params, lr, steps):
+    """PyTorch's polynomial-fit tutorial loop: a print every 10 steps keeps the loop Python, and
+    each step's two small regions cost more compiled than as written."""
+    a, b, c, d = params
+    for t in range(steps):
+        y_pred = a + b * x + c * x ** 2 + d * x ** 3
+        loss = (y_pred - y).pow(2).sum()
+        if t % 10 == 9:
+            print(t, loss.item())
+        loss.backward()
+        with torch.no_grad():
+            a -= lr * a.grad
+            b -= lr * b.grad
+            c -= lr * c.grad
+            d -= lr * d.grad
+            a.grad = None
+            b.grad = None
+            c.grad = None
+            d.grad = None
+    return a.item(), b.item(), c.item(), d.item()
+
+
+def test_the_tutorial_loop_gives_eager_values_and_prints_while_weighed():
+    x = torch.linspace(-math.pi, math.pi, 200)
+    y = torch.sin(x)
+    torch.manual_seed(0)
+    eager_params = [torch.randn((), requires_grad=True) for _ in range(4)]
+    carve_params = [p.detach().clone().requires_grad_() for p in eager_params]
+    compiled = carve.compile(train_poly, backend=sleeping_backend(3e-4))
+    for _ in range(3):  # 90 steps: the regions are weighed and decided within the first call
+        with contextlib.redirect_stdout(io.StringIO()) as got_out:
+            got = compiled(x, y, carve_params, 1e-6, 30)
+        with contextlib.redirect_stdout(io.StringIO()) as want_out:
+            want = train_poly(x, y, eager_params, 1e-6, 30)
+        assert got == want
+        assert got_out.getvalue() == want_out.getvalue()
+    assert [r.path for r in compiled.regions if r.graphs or r.path == "eager"].count("eager") == 2
