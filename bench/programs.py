@@ -10,6 +10,8 @@ much of its tensor work each compiler runs inside compiled graphs.
     (c) try_print     the chain in a try block with a print
     (d) with_print    the chain in a user `with` block with a print
     (e) add_one       `x + 1` on 8 elements: per-call overhead
+    (f) linear_plus_one  the same through a submodule (a region Dynamo captures)
+    (g) poly_fit      PyTorch's polynomial-fit tutorial loop: small regions once per step
 
 The chain keeps values bounded (sin/cos/tanh/sigmoid, small constants), so it
 can be repeated any number of times without overflowing.
@@ -160,3 +162,35 @@ OVERHEAD_LINEAR = torch.nn.Linear(8, 8)
 def linear_plus_one(x):
     """Case (f): per-call overhead of a region that calls a submodule (captured by Dynamo)."""
     return OVERHEAD_LINEAR(x) + 1
+
+
+POLY_STEPS = 60
+
+
+def poly_fit(x):
+    """Case (g): the "Learning PyTorch with examples" fit of sin(x) by a cubic, with autograd and
+    a print every 20 steps: the print keeps the loop Python, and each step runs two regions
+    of a few ops on scalars and a 2,000-element vector, where a compiled call costs more than
+    the ops it runs (torch.compile skips the frame: a break in a loop)."""
+    y = torch.sin(x)
+    a = torch.zeros((), requires_grad=True)
+    b = torch.zeros((), requires_grad=True)
+    c = torch.zeros((), requires_grad=True)
+    d = torch.zeros((), requires_grad=True)
+    learning_rate = 1e-6
+    for t in range(POLY_STEPS):
+        y_pred = a + b * x + c * x ** 2 + d * x ** 3
+        loss = (y_pred - y).pow(2).sum()
+        if t % 20 == 19:
+            print(t, loss.item())
+        loss.backward()
+        with torch.no_grad():
+            a -= learning_rate * a.grad
+            b -= learning_rate * b.grad
+            c -= learning_rate * c.grad
+            d -= learning_rate * d.grad
+            a.grad = None
+            b.grad = None
+            c.grad = None
+            d.grad = None
+    return torch.stack([a, b, c, d]).detach()

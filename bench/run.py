@@ -86,7 +86,11 @@ def speed_section(results) -> str:
         "Median time per call (torch.utils.benchmark, interleaved rounds, warm: compile time excluded). "
         f"(a)-(d): Inductor backend for both compilers, {speed.CHAIN_ELEMENTS:,} float32 elements; "
         "prints are real but go to os.devnull for all three. "
-        f"(e): `eager` backend, {speed.OVERHEAD_ELEMENTS} elements; overhead = compiled - plain call. "
+        f"(e), (f): `eager` backend, {speed.OVERHEAD_ELEMENTS} elements; overhead = compiled - plain call "
+        "(carve's cost check off, which would run them as Python). "
+        f"(g): PyTorch's polynomial-fit tutorial loop, Inductor, {speed.POLY_ELEMENTS:,} elements: "
+        "small regions once per step, which carve's cost check (runtime/cost_check.py) runs as Python "
+        "when their compiled call is slower. "
         "One intra-op thread by default (`--threads`): on a shared 2-core machine, two threads make eager "
         "times swing several-fold with other load, which flatters every compiler.",
         "",

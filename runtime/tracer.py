@@ -98,7 +98,7 @@ _DATA_DEPENDENT = op_tables.DATA_DEPENDENT_SHAPE_METHODS | op_tables.UNBACKED_SI
 _AUTOGRAD = op_tables.AUTOGRAD_METHODS | {name.rsplit(".", 1)[1] for name in op_tables.AUTOGRAD_FUNCTIONS}
 # Tensor methods whose effect is on autograd's Python-visible state, not on a value: a replayed
 # graph's outputs are new tensors (aot_eager, Inductor) that would not carry it (CRV017).
-_AUTOGRAD_STATE = {"retain_grad", "register_hook", "register_post_accumulate_grad_hook"}
+_AUTOGRAD_STATE = {"retain_grad", "register_hook", "register_post_accumulate_grad_hook", "requires_grad_"}
 # Tensor metadata the guards pin down (dtype, device, shape, strides/contiguity, requires_grad):
 # reading it yields Python values that stay valid under the guards.
 _METADATA = {"size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous", "element_size",
@@ -349,6 +349,12 @@ class _Tracer(TorchFunctionMode):
         finally:
             self.in_handler -= 1
         if plan is None or not self.recording:
+            return result
+        if isinstance(result, torch.Tensor) and result.requires_grad and result.is_leaf:
+            # `torch.zeros((), requires_grad=True)`: a new leaf of autograd, which a graph run
+            # under AOT autograd returns detached (its gradient would never be seen).
+            self.graph_break(UNTRACEABLE, f"{_func_name(func)}() makes a tensor that requires grad "
+                             "(a new autograd leaf)", sys._getframe(1))
             return result
         try:
             self._emit(plan, result)

@@ -209,3 +209,14 @@ def test_the_tutorial_loop_gives_eager_values_and_prints_while_weighed():
         assert got == want
         assert got_out.getvalue() == want_out.getvalue()
     assert [r.path for r in compiled.regions if r.graphs or r.path == "eager"].count("eager") == 2
+
+
+def test_explain_names_the_regions_kept_as_python_and_why():
+    x = torch.linspace(-math.pi, math.pi, 200)
+    y = torch.sin(x)
+    params = [torch.randn((), requires_grad=True) for _ in range(4)]
+    with contextlib.redirect_stdout(io.StringIO()):
+        report = carve.explain(carve.compile(train_poly, backend=sleeping_backend(3e-4)))(x, y, params, 1e-6, 30)
+    lines = [line for line in str(report).splitlines() if "faster as Python" in line]
+    assert len(lines) == 2, str(report)
+    assert all("runs eagerly" in line and "its compiled call took" in line for line in lines)

@@ -713,6 +713,28 @@ def test_retain_grad(fn):
     differential(scenario, backends=BOTH)
 
 
+def fits_fresh_parameters(x):
+    """PyTorch's tutorial style: parameters made in the function, trained by its own loop."""
+    a = torch.zeros((), requires_grad=True)
+    b = torch.randn(3).requires_grad_()
+    loss = (a + b * x).pow(2).sum()
+    print("loss", round(loss.item(), 4))
+    loss.backward()
+    return a.grad, b.grad, a.requires_grad, b.is_leaf
+
+
+def test_tensors_made_requiring_grad_in_a_region_keep_their_gradients():
+    # Graphs made by carve's tracer under AOT autograd returned such a tensor detached: the
+    # second call's backward raised "element 0 of tensors does not require grad".
+    def scenario(compile):
+        compiled = compile(fits_fresh_parameters)
+        for i in range(3):
+            torch.manual_seed(i)
+            yield compiled(torch.full((3,), 1.0 + i))
+
+    differential(scenario, backends=BOTH)
+
+
 # -- a write through one argument, seen through another sharing its memory -----------------------
 
 def write_then_read(a, b):
