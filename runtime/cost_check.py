@@ -11,9 +11,10 @@ function's bookkeeping outweigh the kernels they save. carve then keeps the fast
                                                 fastest Python run or more
 
 Both ways give eager's answer (a region's graph is its Python), so the timed calls change no
-value. Only regions whose compiled call is short are timed (`TIMED_UNDER`): a longer call is
-not dominated by per-call cost, and its compiled backward, which this forward timing cannot
-see, is where compiling pays.
+value. A region whose results require grad is weighed only while its compiled call is short
+(`TIMED_UNDER`): the timing sees the forward, and a longer forward's compiled backward, which
+it cannot see, is where compiling pays. A region that builds no autograd graph (inference,
+`no_grad`, an optimizer update) is weighed whatever its length: its call is all its cost.
 
 `CARVE_COST_CHECK=0` turns the check off (every region stays compiled), as does setting
 `carve.runtime.cost_check.ENABLED = False` before a function's first call.
@@ -27,7 +28,8 @@ ENABLED = os.environ.get("CARVE_COST_CHECK", "1") != "0"
 WARM_CALLS = 8
 SAMPLES = 5
 SLOWER = 1.10
-# A compiled call slower than this (seconds) is kernel time, not per-call cost: not timed.
+# A compiled call whose results require grad and that takes longer than this (seconds) stays
+# compiled: its backward, unseen by the timing, is where compiling pays.
 TIMED_UNDER = 1e-3
 
 
@@ -35,12 +37,13 @@ class CostCheck:
     """The samples of one region: `turn()` says how to run the next call, `record()` keeps its
     time, `verdict()` is None until both sides have SAMPLES samples."""
 
-    __slots__ = ("calls", "compiled", "python")
+    __slots__ = ("calls", "compiled", "python", "backward")
 
     def __init__(self) -> None:
         self.calls = 0
         self.compiled: list[float] = []
         self.python: list[float] = []
+        self.backward = False  # a compiled call returned a tensor that requires grad
 
     def turn(self) -> str:
         """"warm" (compiled, untimed), "compiled" or "python" (timed)."""
@@ -50,12 +53,13 @@ class CostCheck:
         # Compiled first: a long compiled call is decided on its first timed run.
         return "compiled" if self.calls % 2 else "python"
 
-    def record(self, turn: str, seconds: float) -> None:
+    def record(self, turn: str, seconds: float, requires_grad: bool = False) -> None:
         (self.python if turn == "python" else self.compiled).append(seconds)
+        self.backward = self.backward or requires_grad
 
     def verdict(self) -> str | None:
         """None (go on timing), "compiled", or "python"."""
-        if self.compiled and min(self.compiled) > TIMED_UNDER:
+        if self.backward and min(self.compiled) > TIMED_UNDER:
             return "compiled"
         if len(self.compiled) < SAMPLES or len(self.python) < SAMPLES:
             return None

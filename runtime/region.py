@@ -190,7 +190,7 @@ class GraphRegion:
             # This call compiled (a guard failed): its time is not a call's; weigh afresh.
             self._cost = cost_check.CostCheck()
             return out
-        cost.record(turn, elapsed)
+        cost.record(turn, elapsed, turn == "compiled" and _requires_grad(out))
         verdict = cost.verdict()
         if verdict is not None:
             self._cost = None
@@ -408,6 +408,11 @@ def _changed_numbers(traced: tuple, args: tuple) -> list[int]:
     return [index for index, (seen, arg) in enumerate(zip(traced, args))
             if type(arg) in _NUMBER_TYPES and type(seen) is tuple and len(seen) == 1
             and type(seen[0]) is type(arg) and seen[0] != arg]
+
+
+def _requires_grad(out: Any) -> bool:
+    """Whether a region's result holds a tensor that requires grad (a backward may follow)."""
+    return any(isinstance(leaf, torch.Tensor) and leaf.requires_grad for leaf in pytree.tree_leaves(out))
 
 
 def _branches(code: Any) -> bool:

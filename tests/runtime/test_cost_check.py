@@ -105,16 +105,31 @@ def test_a_region_slower_compiled_runs_as_python_and_says_so_once(case, caplog):
     assert "runs as Python from now on" in said[0].getMessage()
 
 
-def test_a_long_compiled_call_is_never_run_as_python():
-    # A graph call over TIMED_UNDER is kernel time: decided compiled on its first timed call.
+def grad_args(call, size=8):
+    x, w = scale_args(call, size)
+    return x, w.requires_grad_()
+
+
+def test_a_long_compiled_call_building_a_backward_is_never_run_as_python():
+    # Its compiled backward, which the timing cannot see, is where compiling pays: a call over
+    # TIMED_UNDER whose results require grad is decided compiled on its first timed run.
     backend = sleeping_backend(2 * cost_check.TIMED_UNDER)
     compiled = carve.compile(scale, backend=backend)
-    run_both(scale, compiled, scale_args, DECIDED)
+    run_both(scale, compiled, grad_args, DECIDED)
     assert [r.path for r in compiled.regions if r.graphs] and all(
         r.path != "eager" for r in compiled.regions if r.graphs)
     # Every call after the first (whose result is the trace's) ran each graph, the timed ones too.
     assert backend.counts.graphs >= 1
     assert backend.counts.calls == backend.counts.graphs * (DECIDED - 1)
+
+
+def test_a_long_inference_call_slower_compiled_runs_as_python():
+    # No backward to pay for it: the call is the whole cost, however long.
+    backend = sleeping_backend(2 * cost_check.TIMED_UNDER)
+    compiled = carve.compile(scale, backend=backend)
+    with torch.no_grad():
+        run_both(scale, compiled, grad_args, DECIDED)
+    assert any(r.path == "eager" for r in compiled.regions)
 
 
 def test_fullgraph_keeps_its_one_graph_however_slow():
