@@ -16,6 +16,10 @@ value. A region whose results require grad is weighed only while its compiled ca
 it cannot see, is where compiling pays. A region that builds no autograd graph (inference,
 `no_grad`, an optimizer update) is weighed whatever its length: its call is all its cost.
 
+A region whose graph draws random numbers is never weighed: Inductor's random stream is not
+eager's, so which way it ran would decide, by the machine's timing, the values a seeded
+program draws.
+
 `CARVE_COST_CHECK=0` turns the check off (every region stays compiled), as does setting
 `carve.runtime.cost_check.ENABLED = False` before a function's first call.
 """
@@ -31,6 +35,23 @@ SLOWER = 1.10
 # A compiled call whose results require grad and that takes longer than this (seconds) stays
 # compiled: its backward, unseen by the timing, is where compiling pays.
 TIMED_UNDER = 1e-3
+
+
+# Names of ops that draw from a random generator (torch.rand, F.dropout, Tensor.bernoulli_, ...).
+_RANDOM_WORDS = ("rand", "dropout", "bernoulli", "multinomial", "normal", "uniform", "exponential", "poisson",
+                 "cauchy", "geometric", "random")
+
+
+def draws_random(graphs: list) -> bool:
+    """Whether any of the FX graphs calls an op that draws random numbers."""
+    for graph_module in graphs:
+        for node in graph_module.graph.nodes:
+            if node.op in ("call_function", "call_method", "call_module"):
+                name = (node.target if isinstance(node.target, str) else
+                        getattr(node.target, "__name__", "") or str(node.target)).lower()
+                if any(word in name for word in _RANDOM_WORDS):
+                    return True
+    return False
 
 
 class CostCheck:
@@ -70,4 +91,4 @@ class CostCheck:
                 f"{min(self.python) * 1e6:.1f} us (fastest of {SAMPLES} each)")
 
 
-__all__ = ["ENABLED", "CostCheck", "SAMPLES", "SLOWER", "TIMED_UNDER", "WARM_CALLS"]
+__all__ = ["ENABLED", "CostCheck", "draws_random", "SAMPLES", "SLOWER", "TIMED_UNDER", "WARM_CALLS"]

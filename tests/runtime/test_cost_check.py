@@ -235,3 +235,22 @@ def test_explain_names_the_regions_kept_as_python_and_why():
     lines = [line for line in str(report).splitlines() if "faster as Python" in line]
     assert len(lines) == 2, str(report)
     assert all("runs eagerly" in line and "its compiled call took" in line for line in lines)
+
+
+def noisy(x):
+    y = torch.nn.functional.dropout(x, 0.5, training=True) * 2
+    print("kept", int((y != 0).sum()))
+    return y.sum() + torch.rand(()).mul(0)
+
+
+def test_a_region_drawing_random_numbers_is_never_weighed():
+    # Inductor's random stream is not eager's: which way the region ran would decide, by the
+    # machine's timing, what a seeded program draws.
+    backend = sleeping_backend(3e-4)
+    compiled = carve.compile(noisy, backend=backend)
+    with contextlib.redirect_stdout(io.StringIO()):
+        for call in range(DECIDED):
+            compiled(torch.ones(64))
+    regions = [r for r in compiled.regions if r.graphs]
+    assert regions and all(r.path != "eager" for r in regions)
+    assert backend.counts.calls == backend.counts.graphs * (DECIDED - 1)
