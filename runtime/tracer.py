@@ -350,9 +350,11 @@ class _Tracer(TorchFunctionMode):
             self.in_handler -= 1
         if plan is None or not self.recording:
             return result
-        if isinstance(result, torch.Tensor) and result.requires_grad and result.is_leaf:
+        if isinstance(result, torch.Tensor) and result.requires_grad and result.is_leaf and not any(
+                result is arg for arg in args):
             # `torch.zeros((), requires_grad=True)`: a new leaf of autograd, which a graph run
-            # under AOT autograd returns detached (its gradient would never be seen).
+            # under AOT autograd returns detached (its gradient would never be seen). An input
+            # handed back (`p.float()` of a float parameter, `p -= g` under no_grad) is not new.
             self.graph_break(UNTRACEABLE, f"{_func_name(func)}() makes a tensor that requires grad "
                              "(a new autograd leaf)", sys._getframe(1))
             return result

@@ -11,6 +11,7 @@ come with and without a graph break, and the harness checks carve compiled graph
 from __future__ import annotations
 
 import contextlib
+import io
 import itertools
 import random
 
@@ -20,7 +21,7 @@ import torch.nn as nn
 
 import carve
 
-from .harness import BOTH, attempt, differential
+from .harness import BOTH, attempt, differential, regions_of
 
 X = torch.arange(1.0, 7.0).reshape(2, 3)
 BREAKS = pytest.mark.parametrize("breaks", [False, True], ids=["one-graph", "graph-break"])
@@ -721,6 +722,24 @@ def fits_fresh_parameters(x):
     print("loss", round(loss.item(), 4))
     loss.backward()
     return a.grad, b.grad, a.requires_grad, b.is_leaf
+
+
+def scales_a_parameter(p, x):
+    y = (p.float() * x).sum()
+    print("y", y.item())
+    y.backward()
+    return p.grad
+
+
+def test_an_input_leaf_handed_back_by_an_op_keeps_the_fast_path():
+    # `p.float()` of a float parameter returns `p` itself: not a new autograd leaf.
+    compiled = carve.compile(scales_a_parameter, backend="aot_eager")
+    with contextlib.redirect_stdout(io.StringIO()):
+        for i in range(3):
+            p = torch.full((3,), 1.0 + i, requires_grad=True)
+            expected = scales_a_parameter(p.detach().clone().requires_grad_(), torch.ones(3))
+            torch.testing.assert_close(compiled(p, torch.ones(3)), expected)
+    assert [r.path for r in regions_of(compiled) if r.graphs][0] == "fast"
 
 
 def test_tensors_made_requiring_grad_in_a_region_keep_their_gradients():
