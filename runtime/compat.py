@@ -144,7 +144,10 @@ class _CarveCaptureConfig:
         from torch._dynamo.callback import callback_handler
 
         self._handler = callback_handler
-        self._on_start, self._on_end = self._start, self._end
+        # Dynamo must never trace these: a backward that AOT autograd compiles lazily, run inside
+        # a running compiled frame, calls them under the lock Dynamo's compile holds (a hang).
+        self._on_start = torch._dynamo.disable(self._start)
+        self._on_end = torch._dynamo.disable(self._end)
         self.ensure_registered()
 
     def ensure_registered(self) -> None:

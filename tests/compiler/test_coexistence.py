@@ -130,3 +130,52 @@ def test_repeated_calls_compile_nothing_more(capsys):
     for _ in range(10):
         torch.testing.assert_close(compiled(x, 2.0), breaks_twice(x, 2.0))
     assert backend.graphs == settled and settled >= 1
+
+
+# A backward that AOT autograd compiles lazily, run inside a running compiled frame, starts a
+# compile there: carve's compile callbacks, traced by Dynamo under the lock its compile held,
+# hung the process. Each program runs in its own process, with a timeout, so a hang fails.
+BACKWARD_IN_A_COMPILED_FRAME = '''
+import torch, carve
+
+class Trainer:
+    def __init__(self):
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(4, 1)
+        self.hooks = [self.backward]          # a backward behind a list of callables
+    def backward(self, loss):
+        loss.backward()
+        return loss.detach()
+
+def step(trainer, x):
+    loss = (trainer.model(x) ** 2).sum()
+    return trainer.hooks[0](loss) * 2
+
+def torch_step(model, x):
+    loss = (model(x) ** 2).sum()
+    print("loss", round(loss.item(), 4))     # a graph break before the backward
+    loss.backward()
+    return loss.detach()
+
+compiled, eager = Trainer(), Trainer()
+step_compiled = carve.compile(step, backend="aot_eager")
+for n in (2, 3, 5, 5):
+    x = torch.randn(n, 4)
+    torch.testing.assert_close(step_compiled(compiled, x), step(eager, x))
+    torch.testing.assert_close(compiled.model.weight.grad, eager.model.weight.grad)
+# torch.compile in the same process, after carve compiled something
+model = torch.nn.Linear(4, 1)
+by_torch = torch.compile(torch_step, backend="aot_eager")
+for n in (2, 3):
+    by_torch(model, torch.randn(n, 4))
+print("finished")
+'''
+
+
+def test_a_backward_compiled_inside_a_running_frame_does_not_hang():
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", BACKWARD_IN_A_COMPILED_FRAME], capture_output=True, text=True,
+                          timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("finished")
