@@ -168,7 +168,8 @@ def partition_block(
 
 
 def _loop_indexed_load(statement: Statement, loop_targets: frozenset[str]) -> bool:
-    """`x = batches[step]` opening a block of a Python loop over `step`: runs as Python before
+    """`x = batches[step]` (or `batches[it * accum + step]`) opening a block of a Python loop over
+    `step`: runs as Python before
     the region, which receives the item. In the region, Dynamo would guard the index's value
     (a list item is chosen by it), compiling one graph per step until its recompile limit.
 
@@ -185,7 +186,22 @@ def _loop_indexed_load(statement: Statement, loop_targets: frozenset[str]) -> bo
     if not (isinstance(value, cst.Subscript) and len(value.slice) == 1 and dotted_name(value.value) is not None):
         return False
     index = value.slice[0].slice
-    return isinstance(index, cst.Index) and isinstance(index.value, cst.Name) and index.value.value in loop_targets
+    return isinstance(index, cst.Index) and bool(_counter_arithmetic(index.value) & loop_targets)
+
+
+def _counter_arithmetic(node: cst.BaseExpression) -> frozenset[str]:
+    """The names `node` reads if it is integer arithmetic on names (`micro`, `it * accum + micro`);
+    empty for anything else (a call, an attribute, a tensor index)."""
+    if isinstance(node, cst.Name):
+        return frozenset({node.value})
+    if isinstance(node, cst.Integer):
+        return frozenset({""})
+    if isinstance(node, cst.UnaryOperation):
+        return _counter_arithmetic(node.expression)
+    if isinstance(node, cst.BinaryOperation):
+        left, right = _counter_arithmetic(node.left), _counter_arithmetic(node.right)
+        return left | right if left and right else frozenset()
+    return frozenset()
 
 
 def _target_names(target: cst.BaseExpression) -> frozenset[str]:

@@ -37,19 +37,35 @@ SLOWER = 1.10
 TIMED_UNDER = 1e-3
 
 
-# Names of ops that draw from a random generator (torch.rand, F.dropout, Tensor.bernoulli_, ...).
-_RANDOM_WORDS = ("rand", "dropout", "bernoulli", "multinomial", "normal", "uniform", "exponential", "poisson",
-                 "cauchy", "geometric", "random")
+# Ops that draw from a random generator, by name (torch.rand, F.dropout, Tensor.bernoulli_, ...).
+_RANDOM_OPS = frozenset({
+    "rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm", "bernoulli", "bernoulli_",
+    "multinomial", "normal", "normal_", "uniform_", "exponential_", "poisson", "cauchy_", "geometric_",
+    "log_normal_", "random_", "rrelu", "native_dropout",
+})
+# Dropouts draw only in training mode: their `training` argument (third, or by keyword).
+_DROPOUTS = frozenset({"dropout", "dropout_", "alpha_dropout", "feature_alpha_dropout", "feature_dropout",
+                       "dropout1d", "dropout2d", "dropout3d"})
+
+
+def _op_name(target: object) -> str:
+    return target if isinstance(target, str) else getattr(target, "__name__", "") or ""
 
 
 def draws_random(graphs: list) -> bool:
-    """Whether any of the FX graphs calls an op that draws random numbers."""
+    """Whether any of the FX graphs calls an op that draws random numbers (a dropout only when it
+    trains: an eval-mode dropout is the identity)."""
     for graph_module in graphs:
         for node in graph_module.graph.nodes:
-            if node.op in ("call_function", "call_method", "call_module"):
-                name = (node.target if isinstance(node.target, str) else
-                        getattr(node.target, "__name__", "") or str(node.target)).lower()
-                if any(word in name for word in _RANDOM_WORDS):
+            if node.op not in ("call_function", "call_method"):
+                continue
+            name = _op_name(node.target)
+            if name in _RANDOM_OPS:
+                return True
+            if name in _DROPOUTS:
+                training = node.kwargs.get("training", node.kwargs.get("train",
+                                           node.args[2] if len(node.args) > 2 else True))
+                if training is not False:
                     return True
     return False
 

@@ -241,7 +241,7 @@ def test_an_item_picked_by_the_python_loop_counter_is_read_before_the_region():
 
 @pytest.mark.parametrize("body", [
     "y = x * 2\n        h = batches[i]",      # not the block's first work: splitting would cost a graph
-    "h = batches[i + 1]",                      # not the loop's own name
+    "h = batches[i.real]",                     # not arithmetic on the counter
     "h = batches[j]",                          # not a loop target
     "h = batches[i].sin()",                    # tensor work on the item: the region's
 ])
@@ -270,3 +270,16 @@ def test_a_loop_the_region_holds_keeps_its_subscripts():
             return x
     """)
     assert shape(items) == [("graph", 2)]
+
+
+@pytest.mark.parametrize("index", ["micro", "it * accum + micro", "micro - 1", "-micro"])
+def test_an_item_picked_by_arithmetic_on_the_counter_is_read_before_the_region(index):
+    items = partition(f"""
+        import torch
+        def step(model, batches, it, accum):
+            for micro in range(accum):
+                x = batches[{index}]
+                loss = model(x).mean()
+                print(loss.item())
+    """)
+    assert shape(items)[0][1][0][0] == ("eager", [])

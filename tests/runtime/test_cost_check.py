@@ -254,3 +254,22 @@ def test_a_region_drawing_random_numbers_is_never_weighed():
     regions = [r for r in compiled.regions if r.graphs]
     assert regions and all(r.path != "eager" for r in regions)
     assert backend.counts.calls == backend.counts.graphs * (DECIDED - 1)
+
+
+def test_an_eval_mode_dropout_or_a_normalize_draws_nothing():
+    import torch.fx
+
+    def graph_of(fn):
+        return torch.fx.symbolic_trace(fn)
+
+    class Eval(torch.nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.dropout(x, 0.1, training=False) + torch.nn.functional.normalize(x, dim=0)
+
+    class Train(torch.nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.dropout(x, 0.1, True)
+
+    assert not cost_check.draws_random([graph_of(Eval())])
+    assert cost_check.draws_random([graph_of(Train())])
+    assert cost_check.draws_random([graph_of(lambda x: x + torch.randn_like(x))])
