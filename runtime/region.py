@@ -23,8 +23,8 @@ Per call:
 - a graph break met while tracing: log it once per location, tell the
   compiler (`on_break`, which re-splits the region at that line), and run the
   region eagerly from then on. In fullgraph mode the break is the error.
-- a few calls after its first graph, a short region is timed compiled and as
-  Python, alternately, and keeps the faster for good (cost_check.py).
+- a few calls after its first graph, a region is timed compiled and as Python,
+  alternately, and keeps the faster for good (cost_check.py).
 """
 
 from __future__ import annotations
@@ -39,11 +39,10 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from . import compat, log, state
+from . import compat, cost_check, log, state
 from .config import CompileOptions
 from .errors import BreakEvent, GraphBreakError
 from .closed import is_closed, open_reason
-from . import cost_check
 from .dynamo_capture import DynamoCapture
 from .guards import GuardSet
 from .tracer import UNTRACEABLE, OutputSpec, TraceResult, trace_region
