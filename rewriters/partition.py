@@ -33,6 +33,7 @@ import libcst as cst
 from carve.rewriters.analysis import FunctionAnalysis, child_blocks
 from carve.rewriters.dataflow import Dataflow
 from carve.rewriters.findings import Finding
+from carve.rewriters.liveness import target_names
 from carve.rewriters.names import dotted_name, integer_value
 from carve.rewriters.rules import RULES, rule
 from carve.rewriters.rules import crv006_break_in_loop as break_in_loop
@@ -155,7 +156,7 @@ def partition_block(
             compound = Compound(cast(cst.BaseCompoundStatement, statement), analysis.findings_of(statement))
             catches = guarded or isinstance(statement, (cst.Try, cst.With)) or type(statement).__name__ == "TryStar"
             whole_body = not guarded and try_body_is_one_region(statement, analysis, closures, dataflow)
-            targets = loop_targets | _target_names(statement.target) if isinstance(statement, cst.For) else loop_targets
+            targets = loop_targets | target_names(statement.target) if isinstance(statement, cst.For) else loop_targets
             compound.blocks = [
                 partition_block(
                     child, analysis, catches and not (whole_body and child is compound.statement.body), closures,
@@ -169,8 +170,7 @@ def partition_block(
 
 def _loop_indexed_load(statement: Statement, loop_targets: frozenset[str]) -> bool:
     """`x = batches[step]` (or `batches[it * accum + step]`) opening a block of a Python loop over
-    `step`: runs as Python before
-    the region, which receives the item. In the region, Dynamo would guard the index's value
+    `step`: runs as Python before the region, which receives the item. In the region, Dynamo would guard the index's value
     (a list item is chosen by it), compiling one graph per step until its recompile limit.
 
         for micro in range(accum):          for micro in range(accum):
@@ -186,33 +186,23 @@ def _loop_indexed_load(statement: Statement, loop_targets: frozenset[str]) -> bo
     if not (isinstance(value, cst.Subscript) and len(value.slice) == 1 and dotted_name(value.value) is not None):
         return False
     index = value.slice[0].slice
-    return isinstance(index, cst.Index) and bool(_counter_arithmetic(index.value) & loop_targets)
+    names = _counter_arithmetic(index.value) if isinstance(index, cst.Index) else None
+    return names is not None and bool(names & loop_targets)
 
 
-def _counter_arithmetic(node: cst.BaseExpression) -> frozenset[str]:
+def _counter_arithmetic(node: cst.BaseExpression) -> frozenset[str] | None:
     """The names `node` reads if it is integer arithmetic on names (`micro`, `it * accum + micro`);
-    empty for anything else (a call, an attribute, a tensor index)."""
+    None for anything else (a call, an attribute, a tensor index)."""
     if isinstance(node, cst.Name):
         return frozenset({node.value})
     if isinstance(node, cst.Integer):
-        return frozenset({""})
+        return frozenset()
     if isinstance(node, cst.UnaryOperation):
         return _counter_arithmetic(node.expression)
     if isinstance(node, cst.BinaryOperation):
         left, right = _counter_arithmetic(node.left), _counter_arithmetic(node.right)
-        return left | right if left and right else frozenset()
-    return frozenset()
-
-
-def _target_names(target: cst.BaseExpression) -> frozenset[str]:
-    """The names a loop target binds (`i`, `i, (a, b)`)."""
-    if isinstance(target, cst.Name):
-        return frozenset({target.value})
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return frozenset().union(*(_target_names(e.value) for e in target.elements))
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return frozenset()
+        return None if left is None or right is None else left | right
+    return None
 
 
 def _statements(block: cst.BaseSuite) -> list[Statement]:
