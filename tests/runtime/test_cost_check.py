@@ -8,6 +8,7 @@ import contextlib
 import io
 import logging
 import math
+import sys
 import time
 
 import pytest
@@ -273,3 +274,35 @@ def test_an_eval_mode_dropout_or_a_normalize_draws_nothing():
     assert not cost_check.draws_random([graph_of(Eval())])
     assert cost_check.draws_random([graph_of(Train())])
     assert cost_check.draws_random([graph_of(lambda x: x + torch.randn_like(x))])
+
+
+SCALE = 1.0
+
+
+def scaled_through_module(block, x):
+    h = block(x) * SCALE
+    print("mean", round(float(h.mean()), 3))
+    return block(h) + SCALE
+
+
+@pytest.mark.parametrize("slow", [True, False], ids=["sleeping graph", "plain graph"])
+def test_values_read_by_the_region_change_between_calls_through_every_phase(slow, monkeypatch):
+    # Warm calls, timed calls of both kinds, and the calls after the verdict all read the
+    # module's weights and the global as they are now. (With the plain graph the verdict is
+    # this machine's: either way, every call must give eager's answer.)
+    torch.manual_seed(0)
+    block = Block()
+    compiled = carve.compile(scaled_through_module, backend=sleeping_backend(3e-4 if slow else 0.0))
+    for call in range(DECIDED + 4):
+        monkeypatch.setattr(sys.modules[__name__], "SCALE", 1.0 + call)
+        with torch.no_grad():
+            block.lin.weight.mul_(0.9)
+        x = torch.full((2, 4), float(call))
+        with contextlib.redirect_stdout(io.StringIO()) as got_out:
+            got = compiled(block, x)
+        with contextlib.redirect_stdout(io.StringIO()) as want_out:
+            want = scaled_through_module(block, x)
+        torch.testing.assert_close(got, want)
+        assert got_out.getvalue() == want_out.getvalue()
+    if slow:
+        assert any(r.path == "eager" for r in compiled.regions)
