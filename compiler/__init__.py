@@ -41,6 +41,7 @@ _EXPORTS = {
     "mark_static": "carve.runtime.markers",
     "nonstrict_trace": "carve.runtime.markers",
     "skip_frame": "carve.runtime.markers",
+    "wait_for_kernels": "carve.runtime.kernel_builds",
 }
 
 __all__ = list(_EXPORTS)

@@ -13,12 +13,13 @@ releases, so they live only here; this file is what to fix on a torch upgrade
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import logging
 import os
 import types
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 import torch
@@ -59,6 +60,36 @@ def compile_with_backend(backend: Any, gm: torch.fx.GraphModule, example_inputs:
         with inductor_config.patch(options):
             return fn(gm, example_inputs)
     return fn(gm, example_inputs)
+
+
+@contextlib.contextmanager
+def inductor_waits_deferred(defer: Callable[[dict, str, Any], None]) -> Iterator[None]:
+    """While active, a module Inductor generates does not wait for its kernels' builds when it
+    loads: each kernel still building is handed to `defer(module_globals, name, future)`, which
+    must put a stand-in into the module's globals under `name` (runtime/kernel_builds.py).
+
+    Inductor's generated module ends its kernel definitions with `async_compile.wait(globals())`,
+    which blocks until every `async_compile.cpp_pybinding(...)` future is built and replaces
+    each future by its kernel; this replaces that wait for the duration of the block.
+    """
+    from concurrent.futures import Future
+
+    from torch._inductor.async_compile import AsyncCompile
+    from torch._inductor.codecache import CodeCacheFuture
+
+    wait = AsyncCompile.wait
+
+    def wait_for_none(self: Any, scope: dict) -> None:
+        building = {name: value for name, value in scope.items() if isinstance(value, (Future, CodeCacheFuture))}
+        for name, future in building.items():
+            defer(scope, name, future)
+        wait(self, {})  # Inductor's own end-of-compile bookkeeping, with nothing left to wait for
+
+    AsyncCompile.wait = wait_for_none  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        AsyncCompile.wait = wait  # type: ignore[method-assign]
 
 
 # ---- capture by Dynamo ------------------------------------------------------------------------

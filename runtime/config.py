@@ -47,3 +47,9 @@ class CompileOptions:
         if isinstance(self.backend, str):
             return self.backend
         return getattr(self.backend, "__name__", type(self.backend).__name__)
+
+    @property
+    def uses_inductor(self) -> bool:
+        """Whether graphs go to Inductor (what compiling repeated layers once and building kernels in
+        the background save is Inductor's compile time)."""
+        return self.backend == "inductor"

@@ -53,10 +53,12 @@ def _op_name(target: object) -> str:
 
 
 def draws_random(graphs: list) -> bool:
-    """Whether any of the FX graphs calls an op that draws random numbers (a dropout only when it
-    trains: an eval-mode dropout is the identity)."""
-    for graph_module in graphs:
-        for node in graph_module.graph.nodes:
+    """Whether any of the FX graphs, or a graph nested in one (a layer compiled once), calls an op
+    that draws random numbers (a dropout only when it trains: an eval-mode dropout is the identity)."""
+    nested = (module for graph_module in graphs for module in graph_module.modules())
+    for graph_module in nested:
+        graph = getattr(graph_module, "graph", None)
+        for node in graph.nodes if graph is not None else ():
             if node.op not in ("call_function", "call_method"):
                 continue
             name = _op_name(node.target)

@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from . import compat, log, repeated_blocks
+from . import compat, kernel_builds, log, repeated_blocks
 from .config import CompileOptions
 from .errors import BreakEvent, GraphBreakError, source_line
 
@@ -52,14 +52,17 @@ class GraphRecorder:
     backend itself.
     """
 
-    def __init__(self, backend: Callable[..., Any]) -> None:
+    def __init__(self, backend: Callable[..., Any], *, uses_inductor: bool = False, label: str = "") -> None:
         self.backend = backend
         self.compiler_name = getattr(backend, "compiler_name", type(backend).__name__)
         self.graphs: list[Any] = []
         self.ops_per_graph: list[int] = []
+        self.uses_inductor = uses_inductor
+        self.label = label
 
     def __call__(self, gm: Any, example_inputs: list) -> Callable[..., Any]:
-        compiled = self.backend(gm, example_inputs)
+        compiled = kernel_builds.compile_graph(self.backend, gm, example_inputs, uses_inductor=self.uses_inductor,
+                                               label=self.label)
         self.graphs.append(gm)
         self.ops_per_graph.append(count_graph_ops(gm))
         return compiled
@@ -98,7 +101,9 @@ class DynamoCapture:
         self.name = name
         self.filename = filename
         self.first_line = first_line
-        self.recorder = GraphRecorder(compat.dynamo_backend(options.backend, options.options, self.dynamic))
+        self.recorder = GraphRecorder(compat.dynamo_backend(options.backend, options.options, self.dynamic),
+                                      uses_inductor=options.uses_inductor,
+                                      label=f"region {name} ({filename}:{first_line})")
         self._variants: dict = {}
         self.break_events: list[BreakEvent] = []
         self._seen_breaks: set = set()
@@ -114,7 +119,7 @@ class DynamoCapture:
         self._unsupported_before = compat.dynamo_unsupported_counts()
         # Layer classes compiled once (runtime/repeated_blocks.py), per model the region is called
         # with (one compiled forward serves every instance of a model class).
-        self._marks_layers = repeated_blocks.uses_inductor(options.backend)
+        self._marks_layers = options.uses_inductor
         # The layer classes the last marked call compiled once (for carve.explain).
         self.layers_compiled_once: tuple = ()
 

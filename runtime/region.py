@@ -39,7 +39,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from . import compat, cost_check, log, state
+from . import compat, cost_check, kernel_builds, log, state
 from .config import CompileOptions
 from .errors import BreakEvent, GraphBreakError
 from .closed import is_closed, open_reason
@@ -176,7 +176,8 @@ class GraphRegion:
         """A call while carve weighs the compiled region against its Python (cost_check.py)."""
         cost = self._cost
         assert cost is not None  # checked by the caller
-        if not self._has_graph() or _state.fullgraph:
+        if not self._has_graph() or _state.fullgraph or kernel_builds.pending():
+            # Weighed once its kernels are built: until then a graph runs its ops one by one.
             return self._compiled_call(args)
         if cost.calls == 0 and (cost_check.draws_random(self.graphs) or _off_cpu(args)):
             # A seeded program's draws must not hang on the machine's timing; and a GPU call
@@ -356,8 +357,11 @@ class GraphRegion:
             assert gm is not None  # a trace without a break that recorded ops made a graph
             start = time.perf_counter()
             try:
-                compiled = compat.compile_with_backend(self.options.backend, gm, list(trace.example_inputs),
-                                                       self.options.options)
+                backend, options = self.options.backend, self.options.options
+                compiled = kernel_builds.compile_graph(
+                    lambda graph, inputs: compat.compile_with_backend(backend, graph, inputs, options),
+                    gm, list(trace.example_inputs), uses_inductor=self.options.uses_inductor,
+                    label=f"region {self.name} ({self.filename}:{self.first_line})")
             except Exception as e:
                 if stop_on_break:
                     raise

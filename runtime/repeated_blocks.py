@@ -144,7 +144,3 @@ class marked:
             else:
                 type.__setattr__(cls, "forward", previous)
         self.saved.clear()
-
-
-def uses_inductor(backend: Any) -> bool:
-    return backend == "inductor"

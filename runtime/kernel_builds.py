@@ -1,0 +1,208 @@
+"""A graph's C++ kernels built while the program runs on (issue 8: first-call time).
+
+Inductor compiles a graph in two parts: Python work (AOT autograd, lowering, scheduling, C++
+code generation) in the calling thread, and gcc, which builds each kernel in Inductor's worker
+processes. torch.compile waits for gcc before the first call runs; on a 4-layer GPT under
+`no_grad` that wait is 3.3 s of a 5.7 s first call. For a graph that builds no autograd graph,
+carve does not wait:
+
+    torch.compile:  trace, compile (Python), wait for gcc    -> run the compiled graph
+    carve:          trace, compile (Python)                   -> run the graph's FX code (its ops,
+                                                                 one by one, as eager runs them)
+                    later calls: the FX code until every kernel of the graph is built, then the
+                    compiled graph, for good
+
+While carve compiles such a graph, Inductor's generated module does not wait for its kernels at
+load (`compat.inductor_waits_deferred`): each kernel not yet built is stood in for by a
+`PendingKernel` in the module's globals, which a helper thread replaces with the kernel once
+its build finishes. A stand-in called before then waits for its build, so the module is safe to
+call at any time, by anyone. A graph switches to its compiled code at the first call after all
+its kernels are built; if a build fails, the graph runs its FX code for good and carve says so
+once.
+
+Which graphs: the Inductor backend, tensors on the CPU, gradients off (`torch.no_grad()`,
+`torch.inference_mode()`: generation, evaluation, serving; a training run's values are those
+of one compiled program from its first step, whatever the machine's timing), and no op that
+draws random numbers (Inductor's random stream is not eager's: a seeded program's draws must
+not hang on when gcc finishes). Both ways give eager's answer, to rounding.
+
+`CARVE_BACKGROUND_KERNELS=0` turns this off (carve waits as torch.compile does);
+`carve.wait_for_kernels()` blocks until every kernel started so far is built (a benchmark's
+steady state, a server's warm-up).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from . import compat, cost_check, log
+
+ENABLED = os.environ.get("CARVE_BACKGROUND_KERNELS", "1") != "0"
+
+_unbuilt_lock = threading.Lock()
+_unbuilt: set["PendingKernel"] = set()
+_queue: "queue.SimpleQueue[PendingKernel]" = queue.SimpleQueue()
+_builder: threading.Thread | None = None
+
+
+class PendingKernel:
+    """One kernel of a generated module whose build has not been waited for: stands in for the
+    kernel in the module's globals until `build()` puts the kernel there."""
+
+    __slots__ = ("scope", "name", "future", "kernel", "error", "_lock")
+
+    def __init__(self, scope: dict, name: str, future: Any) -> None:
+        self.scope = scope
+        self.name = name
+        self.future = future
+        self.kernel: Callable[..., Any] | None = None
+        self.error: BaseException | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def done(self) -> bool:
+        return self.kernel is not None or self.error is not None
+
+    def build(self) -> None:
+        """Wait for the build (in the helper thread, or in a caller that needs the kernel now)."""
+        with self._lock:
+            if self.done:
+                return
+            try:
+                kernel = self.future.result()
+            except BaseException as error:  # a failed build is the graph's to report, not the thread's
+                self.error = error
+            else:
+                self.scope[self.name] = kernel  # the module's calls find the kernel itself from now on
+                self.kernel = kernel
+            self.future = None
+        with _unbuilt_lock:
+            _unbuilt.discard(self)
+
+    def __call__(self, *args: Any) -> Any:
+        self.build()
+        if self.kernel is None:
+            raise RuntimeError(f"carve: building Inductor kernel {self.name} failed") from self.error
+        return self.kernel(*args)
+
+
+def _build_forever() -> None:
+    while True:
+        _queue.get().build()
+
+
+def _start_build(kernel: PendingKernel) -> None:
+    global _builder
+    with _unbuilt_lock:
+        _unbuilt.add(kernel)
+        if _builder is None:
+            # A daemon: a program that ends before its kernels are built does not wait for them.
+            _builder = threading.Thread(target=_build_forever, name="carve-kernel-builds", daemon=True)
+            _builder.start()
+    _queue.put(kernel)
+
+
+def pending() -> int:
+    """How many kernels carve has not waited for are still building."""
+    return len(_unbuilt)
+
+
+def wait_for_kernels() -> None:
+    """Block until every Inductor kernel carve started building is built (or has failed): what a
+    benchmark's steady state or a server's warm-up waits for. `carve.wait_for_kernels()`."""
+    while True:
+        with _unbuilt_lock:
+            kernels = list(_unbuilt)
+        if not kernels:
+            return
+        for kernel in kernels:
+            kernel.build()
+
+
+class UntilBuilt:
+    """A compiled graph whose kernels are still building: runs `eager` (the graph's FX code) until
+    they are all built, then `compiled`."""
+
+    __slots__ = ("compiled", "eager", "kernels", "label", "started", "eager_calls")
+
+    def __init__(self, compiled: Callable[..., Any], eager: Callable[..., Any], kernels: list[PendingKernel],
+                 label: str) -> None:
+        self.compiled: Callable[..., Any] | None = compiled
+        self.eager: Callable[..., Any] | None = eager
+        self.kernels: list[PendingKernel] | None = kernels
+        self.label = label
+        self.started = time.perf_counter()
+        self.eager_calls = 0
+
+    def __call__(self, *args: Any) -> Any:
+        if self.kernels is not None and not self._switch():
+            self.eager_calls += 1
+            return self.eager(*args)  # type: ignore[misc]  # kept until the switch
+        return self.compiled(*args)  # type: ignore[misc]  # None only with kernels pending
+
+    @property
+    def building(self) -> bool:
+        return self.kernels is not None
+
+    def _switch(self) -> bool:
+        """Whether the compiled graph runs from now on (False: its FX code runs this call)."""
+        kernels = self.kernels
+        assert kernels is not None
+        if not all(kernel.done for kernel in kernels):
+            return False
+        failed = next((kernel for kernel in kernels if kernel.error is not None), None)
+        self.kernels = None
+        if failed is not None:
+            self.compiled = self.eager
+            log.log_once(("kernel build", self.label), log.warnings_log, logging.WARNING,
+                         "carve: a graph of %s runs its ops one by one: building its Inductor kernel %s failed: "
+                         "%s: %s", self.label, failed.name, type(failed.error).__name__, failed.error)
+            return True
+        self.eager = None  # the FX code is not needed again: free it
+        log.perf_log.info("a graph of %s runs compiled from now on: its Inductor kernels were built %.1f s after "
+                          "its compile, while %d call(s) ran its ops one by one", self.label,
+                          time.perf_counter() - self.started, self.eager_calls)
+        return True
+
+
+def _defers(gm: torch.fx.GraphModule, example_inputs: list) -> bool:
+    if not ENABLED or torch.is_grad_enabled():
+        return False
+    if any(isinstance(x, torch.Tensor) and x.device.type != "cpu" for x in example_inputs):
+        return False
+    return not cost_check.draws_random([gm])
+
+
+def compile_graph(compile_fn: Callable[[Any, list], Callable[..., Any]], gm: torch.fx.GraphModule,
+                  example_inputs: list, *, uses_inductor: bool, label: str) -> Callable[..., Any]:
+    """`compile_fn(gm, example_inputs)`, not waiting for Inductor's kernel builds when the graph
+    qualifies (see the module docstring)."""
+    if not uses_inductor or not _defers(gm, example_inputs):
+        return compile_fn(gm, example_inputs)
+    # The FX code as Dynamo or carve's tracer made it: Inductor's passes rewrite `gm` in place.
+    eager = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    kernels: list[PendingKernel] = []
+
+    def defer(scope: dict, name: str, future: Any) -> None:
+        kernel = scope[name] = PendingKernel(scope, name, future)
+        kernels.append(kernel)
+
+    with compat.inductor_waits_deferred(defer):
+        compiled = compile_fn(gm, example_inputs)
+    if not kernels:
+        return compiled
+    for kernel in kernels:
+        _start_build(kernel)
+    return UntilBuilt(compiled, eager, kernels, label)
+
+
+__all__ = ["ENABLED", "PendingKernel", "UntilBuilt", "compile_graph", "pending", "wait_for_kernels"]

@@ -1,0 +1,215 @@
+"""Under no_grad, a graph's Inductor kernels build while the program runs on: its first call does
+not wait for gcc, calls until the kernels are built run the graph's ops one by one, and every
+call gives eager's answer (runtime/kernel_builds.py).
+
+The builds are held back on purpose (`held_builds`), so which calls run before the switch does
+not hang on this machine's gcc."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import copy
+import logging
+import threading
+import time
+
+import pytest
+import torch
+
+import carve
+from carve.runtime import kernel_builds
+
+
+@pytest.fixture
+def held_builds(monkeypatch):
+    """Kernel builds start only at `release()`; the graphs made meanwhile are recorded."""
+    held: list = []
+    graphs: list = []
+    unbuilt: set = set()
+    monkeypatch.setattr(kernel_builds, "ENABLED", True)
+    monkeypatch.setattr(kernel_builds, "_unbuilt", unbuilt)
+
+    def hold(kernel):
+        held.append(kernel)
+        unbuilt.add(kernel)
+
+    monkeypatch.setattr(kernel_builds, "_start_build", hold)
+
+    class RecordedUntilBuilt(kernel_builds.UntilBuilt):
+        __slots__ = ()
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            graphs.append(self)
+
+    monkeypatch.setattr(kernel_builds, "UntilBuilt", RecordedUntilBuilt)
+
+    class Held:
+        kernels = held
+        built_graphs = graphs
+
+        @staticmethod
+        def release():
+            for kernel in held:
+                kernel.build()
+
+    return Held
+
+
+class Net(torch.nn.Module):
+    """A module region (Dynamo's capture) that updates buffers under no_grad (training-mode
+    batch norm) and mutates its input."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+        self.norm = torch.nn.BatchNorm1d(8)
+
+    def forward(self, x):
+        x.mul_(0.5)
+        return torch.relu(self.norm(self.lin(x))) * 2 + 1
+
+
+def _tensors(module):
+    return [t.detach().clone() for t in list(module.parameters()) + list(module.buffers())]
+
+
+@pytest.mark.inductor
+def test_module_first_call_does_not_wait_and_every_call_equals_eager(held_builds):
+    torch.manual_seed(0)
+    net = Net()
+    reference = copy.deepcopy(net)
+    compiled = carve.compile(net)
+    with torch.no_grad():
+        for call in range(6):
+            if call == 3:
+                held_builds.release()
+            x = torch.randn(4, 8) + call
+            x_eager = x.clone()
+            out, expected = compiled(x), reference(x_eager)
+            assert torch.allclose(out, expected, rtol=1e-4, atol=1e-5)
+            assert torch.equal(x, x_eager)  # the input's mutation, both ways
+            for got, want in zip(_tensors(net), _tensors(reference)):
+                assert torch.allclose(got, want, rtol=1e-4, atol=1e-5)  # running statistics
+            if call < 3:
+                assert kernel_builds.pending() > 0
+    (graph,) = held_builds.built_graphs
+    assert graph.eager_calls == 3  # the calls before the release ran the ops one by one
+    assert not graph.building
+
+
+@pytest.mark.inductor
+def test_function_region_of_carves_tracer_switches_after_its_kernels_are_built(held_builds):
+    def f(x, w):
+        y = (x @ w).sin() * 2
+        print("rows", y.shape[0])
+        return (y + x).softmax(-1)
+
+    compiled = carve.compile(f)
+    w = torch.randn(16, 16)
+    with torch.no_grad():
+        first = torch.randn(8, 16)
+        assert torch.allclose(compiled(first, w), f(first, w), rtol=1e-4, atol=1e-6)
+        assert held_builds.kernels and kernel_builds.pending() == len(held_builds.kernels)
+        w.add_(1.0)  # a value the graph reads changes between calls
+        assert torch.allclose(compiled(first, w), f(first, w), rtol=1e-4, atol=1e-6)
+        held_builds.release()
+        assert kernel_builds.pending() == 0
+        for _ in range(2):
+            x = torch.randn(8, 16)
+            assert torch.allclose(compiled(x, w), f(x, w), rtol=1e-4, atol=1e-6)
+    # The regions before and after the print; carve's tracer gave the first call's result itself.
+    graphs = held_builds.built_graphs
+    assert len(graphs) == 2 and all(graph.eager_calls == 1 and not graph.building for graph in graphs)
+
+
+@pytest.mark.inductor
+def test_graphs_that_need_gradients_or_draw_random_numbers_wait_for_their_kernels(held_builds):
+    def train(x, w):
+        return ((x * w).sin() * 3).sum()
+
+    def sample(x):
+        return (x + torch.rand_like(x)).cos()
+
+    w = torch.randn(32, requires_grad=True)
+    w_eager = w.detach().clone().requires_grad_()
+    x = torch.randn(32)
+    out = carve.compile(train)(x, w)
+    out.backward()
+    train(x, w_eager).backward()
+    assert torch.allclose(w.grad, w_eager.grad, rtol=1e-4, atol=1e-6)
+    with torch.no_grad():
+        carve.compile(sample)(x)
+    assert held_builds.kernels == [] and held_builds.built_graphs == []
+
+
+@pytest.mark.inductor
+def test_a_failed_build_leaves_the_graph_running_its_ops_and_says_so_once(held_builds, caplog):
+    def f(x):
+        return (x.exp() + 1).log() * 2
+
+    compiled = carve.compile(f)
+    with torch.no_grad():
+        x = torch.randn(64)
+        assert torch.allclose(compiled(x), f(x), rtol=1e-5, atol=1e-6)
+        for kernel in held_builds.kernels:
+            failed = concurrent.futures.Future()
+            failed.set_exception(OSError("gcc: internal compiler error"))
+            kernel.future = failed
+        held_builds.release()
+        assert kernel_builds.pending() == 0
+        with caplog.at_level(logging.WARNING, logger="carve"):
+            for _ in range(3):
+                x = torch.randn(64)
+                assert torch.allclose(compiled(x), f(x), rtol=1e-5, atol=1e-6)
+    said = [r.getMessage() for r in caplog.records if "building its Inductor kernel" in r.getMessage()]
+    assert len(said) == 1 and "gcc: internal compiler error" in said[0]
+
+
+@pytest.mark.inductor
+def test_turned_off_the_first_call_waits_as_torch_compile_does(held_builds, monkeypatch):
+    monkeypatch.setattr(kernel_builds, "ENABLED", False)
+
+    def f(x):
+        return x.tanh() * 3 - 1
+
+    with torch.no_grad():
+        x = torch.randn(16)
+        assert torch.allclose(carve.compile(f)(x), f(x), rtol=1e-5, atol=1e-6)
+    assert held_builds.kernels == [] and held_builds.built_graphs == []
+
+
+def test_a_stand_in_called_before_its_build_waits_for_it_and_then_leaves_the_module():
+    future: concurrent.futures.Future = concurrent.futures.Future()
+    scope: dict = {}
+    kernel = scope["cpp_fused_0"] = kernel_builds.PendingKernel(scope, "cpp_fused_0", future)
+    threading.Timer(0.05, future.set_result, args=(lambda a, b: a + b,)).start()
+    start = time.perf_counter()
+    assert kernel(2, 3) == 5  # blocked until the build finished
+    assert time.perf_counter() - start >= 0.04
+    assert scope["cpp_fused_0"] is kernel.kernel  # the module calls the kernel itself from now on
+
+
+def test_a_stand_in_whose_build_failed_raises_when_called():
+    future: concurrent.futures.Future = concurrent.futures.Future()
+    future.set_exception(OSError("no space left on device"))
+    scope: dict = {}
+    kernel = scope["k"] = kernel_builds.PendingKernel(scope, "k", future)
+    with pytest.raises(RuntimeError, match="building Inductor kernel k failed") as raised:
+        kernel()
+    assert isinstance(raised.value.__cause__, OSError)
+    assert scope["k"] is kernel
+
+
+def test_wait_for_kernels_blocks_until_every_build_started_is_done(monkeypatch):
+    monkeypatch.setattr(kernel_builds, "_unbuilt", set())
+    futures = [concurrent.futures.Future() for _ in range(3)]
+    scope: dict = {}
+    for index, future in enumerate(futures):
+        kernel_builds._start_build(kernel_builds.PendingKernel(scope, f"k{index}", future))
+    assert kernel_builds.pending() == 3
+    for index, future in enumerate(futures):
+        threading.Timer(0.02 * (index + 1), future.set_result, args=(index,)).start()
+    carve.wait_for_kernels()
+    assert kernel_builds.pending() == 0
+    assert [scope[f"k{index}"] for index in range(3)] == [0, 1, 2]
