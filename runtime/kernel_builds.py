@@ -144,10 +144,11 @@ class UntilBuilt:
         self.eager_calls = 0
 
     def __call__(self, *args: Any) -> Any:
-        if self.kernels is not None and not self._switch():
+        eager = self.eager  # read once: another thread's call may switch meanwhile
+        if eager is not None and not self._switch():
             self.eager_calls += 1
-            return self.eager(*args)  # type: ignore[misc]  # kept until the switch
-        return self.compiled(*args)  # type: ignore[misc]  # None only with kernels pending
+            return eager(*args)
+        return self.compiled(*args)  # type: ignore[misc]  # set until a failed build's switch
 
     @property
     def building(self) -> bool:
@@ -156,18 +157,20 @@ class UntilBuilt:
     def _switch(self) -> bool:
         """Whether the compiled graph runs from now on (False: its FX code runs this call)."""
         kernels = self.kernels
-        assert kernels is not None
+        if kernels is None:
+            return True  # switched already (by another thread's call)
         if not all(kernel.done for kernel in kernels):
             return False
         failed = next((kernel for kernel in kernels if kernel.error is not None), None)
-        self.kernels = None
         if failed is not None:
-            self.compiled = self.eager
+            self.compiled = self.eager  # before `kernels` is cleared: other threads' calls read that
+        self.kernels = None
+        self.eager = None  # read by calls only before the switch: free the FX code
+        if failed is not None:
             log.log_once(("kernel build", self.label), log.warnings_log, logging.WARNING,
                          "carve: a graph of %s runs its ops one by one: building its Inductor kernel %s failed: "
                          "%s: %s", self.label, failed.name, type(failed.error).__name__, failed.error)
             return True
-        self.eager = None  # the FX code is not needed again: free it
         log.perf_log.info("a graph of %s runs compiled from now on: its Inductor kernels were built %.1f s after "
                           "its compile, while %d call(s) ran its ops one by one", self.label,
                           time.perf_counter() - self.started, self.eager_calls)
