@@ -22,12 +22,14 @@ evaluated, or evaluated more than once).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import TypeGuard, cast
 
 import libcst as cst
 
 from carve.rewriters.names import ImportTable, dotted_name
 from carve.rewriters.naming import Namer
+from carve.rewriters.partition import COMPUTED
 from carve.rewriters.rules import RULES
 from carve.rewriters.templates import replace_statement
 from carve.rewriters.tensors import NON_TENSOR_METHODS, TORCH_NON_TENSOR, TensorInference
@@ -67,6 +69,17 @@ class Hoister:
             return None
         return self._hoist(statement, statement.body[0])
 
+    def hoist_arguments(self, statement: cst.SimpleStatementLine | cst.SimpleStatementSuite) -> Hoisted | None:
+        """`acc.append(model(x))` -> `_carve_t0 = model(x)`, `acc.append(_carve_t0)`: each computed
+        argument of a container update, whatever it calls. Python evaluates a call's arguments
+        before the call, so the update sees the same values (partition._loop_carried_update)."""
+        small = statement.body[0]
+        call = small.value if isinstance(small, cst.Expr) else None
+        if not isinstance(call, cst.Call) or _contains(call, (cst.NamedExpr, cst.Lambda, cst.Yield, cst.Await)):
+            return None
+        computed = [arg.value for arg in call.args if not arg.star and isinstance(arg.value, COMPUTED)]
+        return self._into_temps(statement, computed) if computed else None
+
     def hoist_if_test(self, statement: cst.If) -> Hoisted | None:
         hoisted = self._hoist(statement.test, statement.test, whole=True)
         if hoisted is None:
@@ -84,9 +97,13 @@ class Hoister:
             scope.visit(finder)
         if not finder.found or not finder.safe:
             return None
+        return self._into_temps(owner, finder.found)
+
+    def _into_temps(self, owner: cst.CSTNode, expressions: Sequence[cst.BaseExpression]) -> Hoisted:
+        """`temp = expression` for each expression, and `owner` reading the temps instead."""
         replacements: dict[int, cst.Name] = {}
         assignments, temps = [], []
-        for expression in finder.found:
+        for expression in expressions:
             name = self.namer.numbered(TEMP_PREFIX)
             temps.append(name)
             replacements[id(expression)] = cst.Name(name)

@@ -69,13 +69,13 @@ from carve.rewriters.bindings import Bindings, State
 from carve.rewriters.call_conversion import convert_calls
 from carve.rewriters.checkpoints import checkpoint, eager_comment
 from carve.rewriters.findings import Finding
-from carve.rewriters.hoist import HOISTABLE_CODES, Hoister
+from carve.rewriters.hoist import HOISTABLE_CODES, Hoisted, Hoister
 from carve.rewriters.dataflow import Dataflow
 from carve.rewriters.liveness import bound_names, local_names, region_inputs, region_outputs
 from carve.rewriters.naming import COMPILED_FUNCTION_NAME, FACTORY_NAME, UNBOUND_VAR, Namer
 from carve.rewriters.partition import (
-    Compound, EagerStatement, GraphRun, Item, Statement, as_statement_line, is_simple as is_simple_line,
-    partition_block,
+    Compound, EagerStatement, GraphRun, Item, Statement, as_statement_line, is_simple as is_simple_line, loaded_names,
+    partition_block, updated_container,
 )
 from carve.rewriters.names import integer_value
 from carve.rewriters.templates import MarkOrigin, replace, replace_expression, replace_statement
@@ -207,7 +207,9 @@ class _Outliner:
         out: list[Item] = []
         for item in items:
             hoisted = None
-            if isinstance(item, EagerStatement) and _hoistable(item.findings):
+            if isinstance(item, EagerStatement) and item.arguments_to_graph and is_simple_line(item.statement):
+                hoisted = self.hoister.hoist_arguments(item.statement)
+            elif isinstance(item, EagerStatement) and _hoistable(item.findings):
                 hoisted = self.hoister.hoist_statement(item.statement)
             elif isinstance(item, Compound) and isinstance(item.statement, cst.If) and _hoistable(item.header_breaks):
                 hoisted = self.hoister.hoist_if_test(item.statement)
@@ -222,17 +224,38 @@ class _Outliner:
                 self.synthetic_lines[id(node)] = header
             self.hoisted_temps.update(hoisted.temps)
             self.locals.update(hoisted.temps)
-            previous = out[-1] if out else None
+            previous = out[self._graph_before(out, item, hoisted)] if out else None
             if isinstance(previous, GraphRun) and not previous.ends_with_return:
                 previous.statements.extend(hoisted.assignments)
             else:
                 out.append(GraphRun(list(hoisted.assignments)))
             # Hoisting keeps the statement's kind: a line stays a line, an `if` an `if`.
             if isinstance(item, EagerStatement):
-                out.append(EagerStatement(cast(Statement, hoisted.statement), item.findings))
+                out.append(EagerStatement(cast(Statement, hoisted.statement), item.findings, item.arguments_to_graph))
             else:
                 out.append(Compound(cast(cst.If, hoisted.statement), item.header_findings, item.blocks))
         return out
+
+    @staticmethod
+    def _graph_before(out: list[Item], item: Item, hoisted: Hoisted) -> int:
+        """Where hoisted work joins a graph: the last item, or for a container update's arguments,
+        the graph before the updates just above it that the arguments do not read:
+
+            out = _region_0(...)                  out, _carve_t0, _carve_t1 = _region_0(...)
+            preds.append(head(out).argmax(-1)) -> preds.append(_carve_t0)
+            logits.append(head(out))              logits.append(_carve_t1)
+        """
+        index = len(out) - 1
+        if not (isinstance(item, EagerStatement) and item.arguments_to_graph):
+            return index
+        reads = set().union(*(loaded_names(node) for node in hoisted.assignments))
+        while index > 0:
+            before = out[index]
+            if not (isinstance(before, EagerStatement) and before.arguments_to_graph
+                    and updated_container(before.statement) not in reads):
+                break
+            index -= 1
+        return index
 
     # -- blocks ----------------------------------------------------------------------------
     def _block(self, items: list[Item], state: State) -> list[cst.BaseStatement]:

@@ -66,6 +66,9 @@ class GraphRun:
 class EagerStatement:
     statement: Statement
     findings: list[Finding]
+    # A container update whose computed arguments go to the graph before it, whatever they call
+    # (`preds.append(model(x))`): see `_loop_carried_update`.
+    arguments_to_graph: bool = False
 
     def __str__(self) -> str:
         codes = ", ".join(sorted({finding.code for finding in self.findings}))
@@ -120,13 +123,14 @@ def _source_line(statement: cst.CSTNode) -> str:
 
 def partition_block(
     block: cst.BaseSuite, analysis: FunctionAnalysis, guarded: bool = False, closures: "_Closures | None" = None,
-    dataflow: Dataflow | None = None, loop_targets: frozenset[str] = frozenset(),
+    dataflow: Dataflow | None = None, loop_targets: frozenset[str] = frozenset(), in_loop: bool = False,
 ) -> list[Item]:
     """`guarded`: the block runs under a try or with, which may catch an exception raised
     mid-run; then each statement is its own region, so the statements before the one that
     raised have bound their names, as in eager. `dataflow`: the function's (built here if not
     given), which says what each statement reads and writes. `loop_targets`: the names the
-    Python `for` loops around the block bind (see `_loop_indexed_load`)."""
+    Python `for` loops around the block bind (see `_loop_indexed_load`). `in_loop`: the block
+    runs once per iteration of a Python loop (see `_loop_carried_update`)."""
     items: list[Item] = []
     run: list[Statement] = []
     if dataflow is None:
@@ -143,6 +147,9 @@ def partition_block(
     for statement in _statements(block):
         if not run and _loop_indexed_load(statement, loop_targets) and not analysis.findings_of(statement):
             items.append(EagerStatement(statement, []))
+        elif in_loop and _loop_carried_update(statement, block, analysis, dataflow):
+            flush()
+            items.append(EagerStatement(statement, analysis.findings_of(statement), arguments_to_graph=True))
         elif _graph_statement(statement, analysis, dataflow, loop_depth=0, nested=False) and not closures.touched_by(statement):
             run.append(statement)
             if guarded or _returns_at_end(statement):
@@ -157,10 +164,11 @@ def partition_block(
             catches = guarded or isinstance(statement, (cst.Try, cst.With)) or type(statement).__name__ == "TryStar"
             whole_body = not guarded and try_body_is_one_region(statement, analysis, closures, dataflow)
             targets = loop_targets | target_names(statement.target) if isinstance(statement, cst.For) else loop_targets
+            loops = in_loop or isinstance(statement, (cst.For, cst.While))
             compound.blocks = [
                 partition_block(
                     child, analysis, catches and not (whole_body and child is compound.statement.body), closures,
-                    dataflow, targets)
+                    dataflow, targets, loops)
                 for child in child_blocks(statement)
             ]
             items.append(compound)
@@ -188,6 +196,37 @@ def _loop_indexed_load(statement: Statement, loop_targets: frozenset[str]) -> bo
     index = value.slice[0].slice
     names = _counter_arithmetic(index.value) if isinstance(index, cst.Index) else None
     return names is not None and bool(names & loop_targets)
+
+
+def _loop_carried_update(statement: Statement, block: cst.BaseSuite, analysis: FunctionAnalysis,
+                         dataflow: Dataflow) -> bool:
+    """`preds.append(out.argmax(-1))` in the body of a Python loop, on a container the body does
+    not make: the update runs as Python after the region, which computes its argument. In the
+    region, Dynamo would guard the container's length, which grows on every iteration: a graph
+    per step until its recompile limit, then the region (the model call with it) runs eagerly.
+
+        preds = []                              preds = []
+        for batch in batches:                   for batch in batches:
+            out = model(batch)                      out, _carve_t0 = _region_0(model, batch)
+            preds.append(out.argmax(-1))   ->       preds.append(_carve_t0)     # Python
+            print("done", batch.shape[0])           print("done", batch.shape[0])
+    """
+    if not _container_update(statement, analysis):
+        return False
+    # None for `stats["loss"] = ...`: the same key on every step guards no length.
+    container = updated_container(statement)
+    return container is not None and container not in _bound_at_top(block, dataflow)
+
+
+def updated_container(statement: Statement) -> str | None:
+    """`preds` of the line `preds.append(...)`; None for any other statement."""
+    if not (is_simple(statement) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr)):
+        return None
+    call = statement.body[0].value
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value in CONTAINER_UPDATES and isinstance(call.func.value, cst.Name)):
+        return None
+    return call.func.value.value
 
 
 def _counter_arithmetic(node: cst.BaseExpression) -> frozenset[str] | None:
@@ -315,14 +354,14 @@ def try_body_is_one_region(
     if _contains_in_place_call(statement.body):
         return False
     bound = dataflow.block_reads_and_writes(body)[1]
-    finally_names = _loaded_names(statement.finalbody) if statement.finalbody is not None else set()
+    finally_names = loaded_names(statement.finalbody) if statement.finalbody is not None else set()
     if bound & finally_names:
         return False
-    seen_elsewhere = bound & _loaded_names(analysis.func, skip=statement.body)
+    seen_elsewhere = bound & loaded_names(analysis.func, skip=statement.body)
     for handler in statement.handlers:
         handler_reads = set(dataflow.block_reads_and_writes(_statements(handler.body))[0])
         if handler.type is not None:
-            handler_reads |= _loaded_names(handler.type)
+            handler_reads |= loaded_names(handler.type)
         if bound & handler_reads:
             return False
         if _falls_through(handler.body) and not seen_elsewhere <= _bound_at_top(handler.body, dataflow):
@@ -330,7 +369,7 @@ def try_body_is_one_region(
     return True
 
 
-def _loaded_names(node: cst.CSTNode, skip: cst.CSTNode | None = None) -> set[str]:
+def loaded_names(node: cst.CSTNode, skip: cst.CSTNode | None = None) -> set[str]:
     """Every identifier in `node` outside `skip` (an over-approximation of the names it reads)."""
 
     class Names(cst.CSTVisitor):
@@ -452,7 +491,7 @@ def _breaking_branches_are_loop_invariant(loop: cst.For, analysis: FunctionAnaly
 
         def visit_If(self, branch: cst.If) -> None:
             guarded = [s for block in child_blocks(branch) for s in _statements(block)]
-            if any(analysis.findings_of(s) for s in guarded) and _loaded_names(branch.test) & rebound:
+            if any(analysis.findings_of(s) for s in guarded) and loaded_names(branch.test) & rebound:
                 self.invariant = False
 
     visitor = BreakingBranches()

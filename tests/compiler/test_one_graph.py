@@ -532,3 +532,46 @@ def test_micro_batches_picked_by_the_loop_counter_share_one_graph():
         assert backend.calls >= CALLS * len(batches)
         graphs.append(backend.graphs)
     assert graphs[1] <= graphs[0] == 1, graphs
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 16))
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def evaluate(model, batches):
+    """An evaluation loop collecting each batch's predictions and logits, printing as it goes."""
+    preds, logits = [], []
+    for batch in batches:
+        out = model(batch)
+        preds.append(model.head(out).argmax(-1))
+        logits.append(model.head(out))
+        print("batch", out.shape[0], len(preds))
+    return torch.cat(preds), torch.stack(logits)
+
+
+def test_lists_a_loop_fills_leave_every_step_in_one_graph(capsys):
+    # In the region, `preds.append(...)` made Dynamo guard the list's length: one graph per
+    # step, and past the recompile limit the model ran uncompiled.
+    torch.manual_seed(0)
+    model = Classifier().eval()
+    batches = [torch.randn(4, 8) for _ in range(12)]
+    backend = CountingBackend()
+    compiled = carve.compile(evaluate, backend=backend)
+    with torch.no_grad():
+        for _ in range(CALLS):
+            got = compiled(model, batches)
+            printed = capsys.readouterr().out
+            expected = evaluate(model, batches)
+            assert printed == capsys.readouterr().out
+            for got_tensor, expected_tensor in zip(got, expected):
+                torch.testing.assert_close(got_tensor, expected_tensor)
+    # One graph for the loop body (the model call and both appends' arguments), one for the cat.
+    assert backend.graphs == 2, backend.graphs
+    # Every batch of every call ran the body's graph.
+    assert backend.calls >= CALLS * (len(batches) + 1), backend.calls

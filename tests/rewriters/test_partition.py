@@ -283,3 +283,53 @@ def test_an_item_picked_by_arithmetic_on_the_counter_is_read_before_the_region(i
                 print(loss.item())
     """)
     assert shape(items)[0][1][0][0] == ("eager", [])
+
+
+def test_an_update_of_a_container_the_loop_carries_runs_after_the_region():
+    # In the region, Dynamo would guard the list's length, which grows on every step.
+    items = partition("""
+        import torch
+        def evaluate(model, batches):
+            preds = []
+            for batch in batches:
+                out = model(batch)
+                preds.append(model.head(out).argmax(-1))
+                print(out.shape[0])
+            return preds
+    """)
+    loop = items[1]
+    assert shape(loop.blocks[0]) == [("graph", 1), ("eager", ["CRV019"]), ("eager", ["CRV003"])]
+    assert loop.blocks[0][1].arguments_to_graph
+
+
+@pytest.mark.parametrize("body", [
+    "row = []\n        row.append(x.sum())",     # a container each step makes anew: the region's
+    "stats['loss'] = x.sum()",                  # one key on every step: no length to guard
+])
+def test_other_container_updates_in_a_loop_stay_in_the_region(body):
+    items = partition(f"""
+        import torch
+        def f(x, n, stats):
+            for i in range(n):
+                x = x * 2
+        {textwrap.indent(body, "        ")}
+                print(x.sum().item())
+            return x
+    """)
+    block = items[0].blocks[0]
+    assert isinstance(block[0], GraphRun) and len(block[0].statements) >= 2, shape(items)
+
+
+def test_a_while_loop_carries_its_containers_too():
+    items = partition("""
+        import torch
+        def generate(model, x, steps):
+            tokens = []
+            while len(tokens) < steps:
+                x = model(x)
+                tokens.append(x.argmax(-1))
+                print(len(tokens))
+            return tokens
+    """)
+    loop = items[1]
+    assert shape(loop.blocks[0]) == [("graph", 1), ("eager", ["CRV019"]), ("eager", ["CRV003"])]
