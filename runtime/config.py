@@ -50,6 +50,7 @@ class CompileOptions:
 
     @property
     def uses_inductor(self) -> bool:
-        """Whether graphs go to Inductor (what compiling repeated layers once and building kernels in
-        the background save is Inductor's compile time)."""
-        return self.backend == "inductor"
+        """Whether graphs go to Inductor: by name, or a backend object that says it is Inductor as
+        torch's own wrapper does (`compiler_name`). What compiling repeated layers once and building
+        kernels in the background save is Inductor's compile time."""
+        return self.backend == "inductor" or getattr(self.backend, "compiler_name", None) == "inductor"

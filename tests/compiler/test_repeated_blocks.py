@@ -90,6 +90,13 @@ def test_the_classes_marked_are_the_repeated_layers_that_compile_as_one_graph():
     assert compiles_as_one_graph(HiddenBreakBlock())  # the dict lookup hides the break from the screen
 
 
+def test_turned_off_no_layer_is_compiled_once(monkeypatch):
+    stack = Stack()
+    assert repeated_blocks.classes_for((stack,)) == (Block,)
+    monkeypatch.setattr(repeated_blocks, "ENABLED", False)
+    assert repeated_blocks.classes_for((Stack(),)) == () and repeated_blocks.classes_for((stack,)) == ()
+
+
 def test_marking_restores_each_class_exactly():
     own, inherited = Block.__dict__["forward"], InheritedBlock.forward
     with repeated_blocks.marked((Block, InheritedBlock)):

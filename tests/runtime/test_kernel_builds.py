@@ -213,3 +213,34 @@ def test_wait_for_kernels_blocks_until_every_build_started_is_done(monkeypatch):
     carve.wait_for_kernels()
     assert kernel_builds.pending() == 0
     assert [scope[f"k{index}"] for index in range(3)] == [0, 1, 2]
+
+
+@pytest.mark.inductor
+def test_a_backend_object_that_says_it_is_inductor_is_compiled_as_inductor(held_builds):
+    class CountingInductor:
+        """What a benchmark passes to count graphs: torch's own Inductor wrapper says the same."""
+
+        compiler_name = "inductor"
+
+        def __init__(self):
+            self.graphs = 0
+
+        def __call__(self, gm, example_inputs):
+            from torch._inductor.compile_fx import compile_fx
+
+            self.graphs += 1
+            return compile_fx(gm, example_inputs)
+
+    def f(x):
+        return (x.cos() + 2).sqrt() * x
+
+    backend = CountingInductor()
+    compiled = carve.compile(f, backend=backend)
+    with torch.no_grad():
+        for _ in range(3):
+            x = torch.randn(32)
+            assert torch.allclose(compiled(x), f(x), rtol=1e-5, atol=1e-6)
+        held_builds.release()
+        x = torch.randn(32)
+        assert torch.allclose(compiled(x), f(x), rtol=1e-5, atol=1e-6)
+    assert backend.graphs == 1 and len(held_builds.built_graphs) == 1
