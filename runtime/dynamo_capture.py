@@ -46,7 +46,9 @@ def count_graph_ops(gm: Any) -> int:
 
 
 class GraphRecorder:
-    """A backend wrapper: records every graph Dynamo hands to the user's backend.
+    """A backend wrapper: records every graph Dynamo hands to the user's backend, and compiles it
+    through `kernel_builds.compile_graph` (under no_grad, Inductor's kernels build while the
+    program runs on).
 
     Inductor's `get_compiler_config` and `reset` are forwarded, so Dynamo treats it as the
     backend itself.

@@ -39,7 +39,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
@@ -177,10 +177,14 @@ class UntilBuilt:
         return True
 
 
+def off_cpu(values: Iterable[Any]) -> bool:
+    """Whether any of `values` is a tensor off the CPU (the host's clock and threads do not see
+    a GPU's kernels finish)."""
+    return any(isinstance(value, torch.Tensor) and value.device.type != "cpu" for value in values)
+
+
 def _defers(gm: torch.fx.GraphModule, example_inputs: list) -> bool:
-    if not ENABLED or torch.is_grad_enabled():
-        return False
-    if any(isinstance(x, torch.Tensor) and x.device.type != "cpu" for x in example_inputs):
+    if not ENABLED or torch.is_grad_enabled() or off_cpu(example_inputs):
         return False
     return not cost_check.draws_random([gm])
 
@@ -208,4 +212,4 @@ def compile_graph(compile_fn: Callable[[Any, list], Callable[..., Any]], gm: tor
     return UntilBuilt(compiled, eager, kernels, label)
 
 
-__all__ = ["ENABLED", "PendingKernel", "UntilBuilt", "compile_graph", "pending", "wait_for_kernels"]
+__all__ = ["ENABLED", "PendingKernel", "UntilBuilt", "compile_graph", "off_cpu", "pending", "wait_for_kernels"]

@@ -179,7 +179,7 @@ class GraphRegion:
         if not self._has_graph() or _state.fullgraph or kernel_builds.pending():
             # Weighed once its kernels are built: until then a graph runs its ops one by one.
             return self._compiled_call(args)
-        if cost.calls == 0 and (cost_check.draws_random(self.graphs) or _off_cpu(args)):
+        if cost.calls == 0 and (cost_check.draws_random(self.graphs) or kernel_builds.off_cpu(args)):
             # A seeded program's draws must not hang on the machine's timing; and a GPU call
             # returns before its kernels finish, so the host's clock cannot weigh it.
             self._cost = None
@@ -416,10 +416,6 @@ def _changed_numbers(traced: tuple, args: tuple) -> list[int]:
     return [index for index, (seen, arg) in enumerate(zip(traced, args))
             if type(arg) in _NUMBER_TYPES and type(seen) is tuple and len(seen) == 1
             and type(seen[0]) is type(arg) and seen[0] != arg]
-
-
-def _off_cpu(args: tuple) -> bool:
-    return any(isinstance(arg, torch.Tensor) and arg.device.type != "cpu" for arg in args)
 
 
 def _requires_grad(out: Any) -> bool:

@@ -98,6 +98,43 @@ def test_module_first_call_does_not_wait_and_every_call_equals_eager(held_builds
     assert not graph.building
 
 
+class Scaled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+        self.scale = 2.0
+
+    def forward(self, x):
+        return torch.tanh(self.lin(x)) * self.scale
+
+
+@pytest.mark.inductor
+def test_values_the_graph_reads_change_between_calls_before_and_after_the_switch(held_builds):
+    # Weights, an attribute and the batch size change between calls; builds are released half
+    # way, and the graphs compiled after that (a new attribute value, a new size) build anew.
+    torch.manual_seed(0)
+    net = Scaled()
+    reference = copy.deepcopy(net)
+    compiled = carve.compile(net)
+    changes = [
+        lambda m: None,
+        lambda m: m.lin.weight.add_(0.25),
+        lambda m: setattr(m, "scale", -1.5),
+        lambda m: None,                        # (the release)
+        lambda m: m.lin.bias.mul_(3.0),
+        lambda m: setattr(m, "scale", 0.5),
+    ]
+    with torch.no_grad():
+        for call, change in enumerate(changes):
+            change(net)
+            change(reference)
+            if call == 3:
+                held_builds.release()
+            x = torch.randn(4 + call % 2, 8)
+            torch.testing.assert_close(compiled(x), reference(x), rtol=1e-4, atol=1e-5)
+    assert held_builds.built_graphs
+
+
 @pytest.mark.inductor
 def test_function_region_of_carves_tracer_switches_after_its_kernels_are_built(held_builds):
     def f(x, w):
