@@ -35,15 +35,16 @@ from carve.pipeline import Build, build
 from carve.regionset import options_from
 from carve.runtime import repeated_blocks, state
 from carve.runtime.config import CompileOptions
-from carve.runtime.errors import BreakEvent, GraphBreakError
-from carve.rewriters.rules import crv016_callee_graph_break as callee_graph_break
+from carve.runtime.errors import GraphBreakError
 from carve.rewriters.rules import crv017_untraceable as untraceable
 from carve.rewriters.rules import crv023_reads_own_frame as reads_own_frame
 from carve.rewriters.verify import OutlineVerificationError
 from carve.runtime.region import GraphRegion
+from torch.compiler import is_dynamo_compiling as _is_dynamo_compiling
 from carve.source import SourceUnavailable, where
 
 log = logging.getLogger("carve")
+_thread_state = state._state
 
 # Which model layers are compiled once (runtime/repeated_blocks.py) is decided from their source.
 repeated_blocks.screen = compiles_as_one_graph
@@ -236,18 +237,6 @@ def _is_torch_code(fn) -> bool:
     return code is not None and code.co_filename.startswith(_TORCH_DIR)
 
 
-_dynamo_compiling: Callable[[], bool] | None = None
-
-
-def _is_dynamo_compiling() -> bool:
-    global _dynamo_compiling
-    if _dynamo_compiling is None:
-        from carve.runtime.compat import is_dynamo_compiling
-
-        _dynamo_compiling = is_dynamo_compiling
-    return _dynamo_compiling()
-
-
 def _is_module(obj) -> bool:
     import torch
 
@@ -279,12 +268,9 @@ class CompiledFunction:
         return f"<carve.compile of {self.fn.__qualname__} at {where(self.fn)}>"
 
     def __call__(self, *args, **kwargs):
-        if _is_dynamo_compiling():
+        if _is_dynamo_compiling() or _thread_state.disabled:
             # Dynamo is capturing a region that calls this function: it traces the body inline.
-            return self.fn(*args, **kwargs)
-        if state.is_compiling() or state.is_disabled():
-            # Inside another region's trace the function is traced inline (one graph);
-            # under carve.disable it runs as written.
+            # Under carve.disable it runs as written.
             return self.fn(*args, **kwargs)
         impl = self._impl
         if impl is None:
@@ -328,7 +314,6 @@ class CompiledFunction:
             return self._run_eagerly(f"it reads its own local variables by name (locals(), vars(), eval, exec: "
                                      f"{reads_own_frame.RULE.code}) and breaks the graph, so compiled code would "
                                      "show it other names")
-        self._build.regions.on_break = self._on_break
         self._build.regions.on_skip = self._on_skip
         if self._build.torch_compile_would_not_break:
             # Under fullgraph carve's split passed `_fullgraph_refusal`: one graph, with at most
@@ -367,20 +352,6 @@ class CompiledFunction:
         self._eager_reason = reason
         self._impl = self.fn
         return self.fn
-
-    def _on_break(self, event: BreakEvent) -> None:
-        """A trace found a break static analysis missed: re-split at that line on the next call."""
-        if event.lineno in self._forced_breaks or self._rebuilds >= MAX_REBUILDS:
-            return  # the region stays eager; rebuilding would not change the split
-        code, message = event.code, event.message
-        if len(event.user_stack) > 1:
-            # The break is inside a callee: whether it is an error is decided there (by the
-            # callee's own error_on_graph_break setting), not at this call site.
-            filename, line, function, _ = event.user_stack[-1]
-            code, message = callee_graph_break.RULE.code, f"{function}() breaks the graph at {filename}:{line} ({event.code}: {event.message})"
-        self._forced_breaks[event.lineno] = (code, message)
-        self._rebuilds += 1
-        self._impl = None
 
     def _on_skip(self, lines: dict) -> None:
         """Dynamo skipped a region because a break inside one of its loops was reached: those
@@ -448,11 +419,6 @@ class WholeCall:
         # A Python function called with positional arguments is captured as itself, so Dynamo
         # sees its arguments as torch.compile would (an input iterator, a list, a module).
         self.positional = GraphRegion(target, **where_) if isinstance(target, types.FunctionType) else None
-        for region in (self.region, self.positional):
-            if region is not None:
-                # The whole call is Dynamo's to capture, as torch.compile's: carve's own tracer
-                # would refuse what Dynamo traces (`y.nonzero()`).
-                region.force_dynamo = "the whole call is one region"
         # What carve.explain reads of a RegionSet: the static findings, no eager statements.
         self.name, self.filename = name, where_["filename"]
         self.findings = findings or {}
@@ -461,7 +427,7 @@ class WholeCall:
         functools.update_wrapper(self, target, updated=())
 
     def __call__(self, *args, **kwargs):
-        if _is_dynamo_compiling() or state.is_compiling() or state.is_disabled():
+        if _is_dynamo_compiling() or state.is_disabled():
             return self.target(*args, **kwargs)
         if self.options.fullgraph:
             with state.fullgraph_scope(True):
@@ -503,7 +469,7 @@ class WholeCall:
         if self.split_runs:
             return []  # carve's split runs the calls: its RegionSet reports them
         used = [region for region in (self.positional, self.region)
-                if region is not None and (region.capture is not None or region.entries)]
+                if region is not None and region.capture.compiles]
         return used or [self.region]
 
 

@@ -54,8 +54,7 @@ class ExplainOutput:
     guards: list
     compile_times: list
     eager_statements_run: int
-    # One line per graph region: where it is, who captures it (carve's tracer, Dynamo, or
-    # eager) and why; which sizes are symbolic and why.
+    # One line per graph region: where it is, who runs it (Dynamo, or Python) and why.
     regions: list = field(default_factory=list)
     # What carve keeps in Python although torch.compile would trace it (a Python side effect,
     # a handler a graph would raise past: rules that do not break torch.compile), as BreakReasons.
@@ -159,18 +158,15 @@ def _report(result, sets) -> ExplainOutput:
 
 
 def _describe_region(region) -> str:
-    """`model.py:12-15 captured by Dynamo (argument 0 is a GPT); symbolic sizes: ...`."""
+    """`model.py:12-15 captured by Dynamo (torch._dynamo captures every region)`, or why it runs
+    as Python; the layers compiled once each."""
     where = f"{region.filename}:{region.first_line}-{region.last_line}"
-    path = region.path
-    if path == "dynamo":
-        text = f"{where} captured by Dynamo ({region.capture_reason})"
-    elif path == "fast":
-        text = f"{where} captured by carve's tracer (closed: reads only its arguments and torch)"
+    path = region.capture_path
+    if path.kind == "dynamo":
+        text = f"{where} captured by Dynamo ({path.reason})"
     else:
-        text = f"{where} runs eagerly ({region.eager_reason})"
-    if region.dynamic_reason:
-        text += f"; symbolic sizes: {region.dynamic_reason}"
-    layers = region.capture.layers_compiled_once if region.capture is not None else ()
+        text = f"{where} runs as Python ({path.reason})"
+    layers = region.capture.layers_compiled_once
     if layers:
         text += f"; layers compiled once each: {', '.join(layers)} (no_grad, Inductor)"
     return text

@@ -60,8 +60,8 @@ class Build:
 
         Then the split has nothing to give and Dynamo captures the whole call (one graph where
         torch.compile makes one, its frame, guards and replayed side effects). A split that is
-        already one region of the whole body keeps carve's own capture (the fast path), and a
-        split a capture already refused at some line (`forced_breaks`) stays split there."""
+        already one region of the whole body is that same capture, and a split a capture
+        already refused at some line (`forced_breaks`) stays split there."""
         if self.reads_own_frame:
             # `locals()`, `eval(...)`: the split would move locals into region frames (CRV023).
             return True

@@ -26,7 +26,7 @@ from carve.explanation import register_regionset
 from carve.rewriters.findings import Finding
 from carve.rewriters.rules import crv016_callee_graph_break as callee_graph_break
 from carve.rewriters.rules import rule
-from carve.runtime import state
+from carve.runtime import capture_policy, state
 from carve.runtime.config import CompileOptions
 from carve.runtime.errors import BreakEvent, GraphBreakError
 from carve.runtime.log import log_graph_break
@@ -45,9 +45,8 @@ class RegionSet:
         print(z)                            # an error under fullgraph / error_on_graph_break
 
     It holds the options every region compiles with, the static findings by line (for
-    messages richer than a rule title), and the calls the compiler hooks: `on_break` (a trace
-    met a break the analysis missed: re-split there) and `on_skip` (Dynamo gave up on a region
-    for good). `carve rewrite` writes the same calls into readable files.
+    messages richer than a rule title), and the call the compiler hooks: `on_skip` (Dynamo gave up on a
+    region for good, so its loop must run as Python). `carve rewrite` writes the same calls into readable files.
     """
 
     def __init__(
@@ -70,8 +69,6 @@ class RegionSet:
         self.regions: list[GraphRegion] = []
         # line -> the finding behind a graph_break checkpoint (richer messages than the rule title).
         self.findings: dict[int, Finding] = {}
-        # Called with a BreakEvent when a trace finds a break static analysis missed.
-        self.on_break: Callable[[BreakEvent], None] | None = None
         # Called with {line: (code, message)} when Dynamo gave up on a region for good.
         self.on_skip: Callable[[dict[int, tuple[str, str]]], None] | None = None
         self.eager_calls: dict[tuple[int, str], int] = {}
@@ -84,22 +81,11 @@ class RegionSet:
                 fn, name=fn.__name__, options=self.options,
                 filename=fn.__code__.co_filename, first_line=first_line, last_line=last_line,
             )
-            region.on_break = self._region_broke
             region.on_skip = self._region_skipped
             self.regions.append(region)
             return region
 
         return make_region
-
-    def _region_broke(self, event: BreakEvent) -> str:
-        """What a region whose trace met a break does next: "dynamo" when the break is a statement
-        the partition kept in the region on purpose (a branch the guards usually skip), so
-        Dynamo captures the region and splits it there; else "rebuild" (re-split at that line)."""
-        if event.lineno in self.findings and len(event.user_stack) <= 1:
-            return "dynamo"
-        if self.on_break is not None:
-            self.on_break(event)
-        return "rebuild"
 
     def _region_skipped(self, region: GraphRegion, event: BreakEvent) -> None:
         """Dynamo skipped `region` (a statement the partition kept in one of its loops, betting
@@ -107,9 +93,6 @@ class RegionSet:
         made Python on the next call, so the loop's tensor work is compiled again."""
         lines = {line: (finding.code, finding.message) for line, finding in self.findings.items()
                  if region.first_line <= line <= region.last_line}
-        # What carve's tracer could not record sent the region to Dynamo: split there instead.
-        lines.update({event.lineno: (event.code, event.message) for event in region.tracer_refusals
-                      if region.first_line <= event.lineno <= region.last_line})
         if lines and self.on_skip is not None:
             self.on_skip(lines)
 
@@ -122,7 +105,7 @@ class RegionSet:
         self.eager_calls[key] = self.eager_calls.get(key, 0) + 1
         # A break inside a callee (CRV016) is judged where it happens: the callee is compiled on
         # its own, and its own checkpoint sees the error_on_graph_break setting in force there.
-        if code != callee_graph_break.RULE.code and state.should_error():
+        if code != callee_graph_break.RULE.code and capture_policy.break_raises():
             raise GraphBreakError.from_parts(code, message, self.filename, line)
         if self.eager_calls[key] == 1:
             log_graph_break(BreakEvent(code, message, self.filename, line, []))

@@ -1,17 +1,17 @@
 """The operations carve treats specially, as plain data: read by the static checks
-(rewriters/checks/, before the program runs) and by carve's own tracer (runtime/tracer.py,
-while a region runs), so the two agree on what a conversion or a data-dependent op is.
+(rewriters/checks/, before the program runs) and by the runtime's cost check (which ops draw
+random numbers), so every part of carve agrees on what a conversion or a data-dependent op is.
 
     y = x.item()            # CONVERSION_METHODS: a Python number from a tensor (CRV004)
-    if x:                   # CONVERSION_PROTOCOL: the same, through `__bool__` (seen only
-                            # at run time: the tracer records the dunder Python calls)
     idx = x.nonzero()       # UNBACKED_SIZE_METHODS: an output size that depends on data
     u = x.unique()          # DATA_DEPENDENT_SHAPE_METHODS (CRV009)
     loss.backward()         # AUTOGRAD_METHODS (CRV012)
     log.info("step %d", i)  # LOGGING_METHODS, IO_FUNCTIONS: Python I/O (CRV002)
 
-No torch, no libcst: importing this module is free for either side. tests/rewriters/
-test_op_tables.py checks that the tracer's tables contain these.
+    torch.rand(3)           # RANDOM_OPS: draws from a random generator (never timed by
+                            # the cost check: which way it ran would change a seeded draw)
+
+No torch, no libcst: importing this module is free for either side.
 """
 
 from __future__ import annotations
@@ -20,12 +20,6 @@ from __future__ import annotations
 CONVERSION_METHODS = frozenset({"item", "tolist", "numpy"})
 # Builtins that convert a tensor argument to a Python number (`int(x)`).
 CONVERTING_BUILTINS = frozenset({"int", "float", "bool", "complex"})
-# What Python and torch call underneath a conversion, seen only by a tracer at run time.
-CONVERSION_PROTOCOL = frozenset({
-    "__bool__", "__int__", "__float__", "__index__", "__complex__", "_local_scalar_dense", "__format__",
-    "__repr__", "__str__", "__array__", "equal", "is_nonzero", "allclose", "__contains__", "__reduce_ex__",
-    "__hash__", "data_ptr", "untyped_storage",
-})
 
 # Output shape depends on the tensor's values.
 DATA_DEPENDENT_SHAPE_METHODS = frozenset({"unique", "unique_consecutive", "masked_select", "bincount"})
@@ -47,3 +41,13 @@ IO_FUNCTIONS = frozenset({
     "tqdm.write", "pprint.pprint", "traceback.print_exc",
 })
 LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
+
+# Ops that draw from a random generator, by name (torch.rand, F.dropout, Tensor.bernoulli_, ...).
+RANDOM_OPS = frozenset({
+    "rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm", "bernoulli", "bernoulli_",
+    "multinomial", "normal", "normal_", "uniform_", "exponential_", "poisson", "cauchy_", "geometric_",
+    "log_normal_", "random_", "rrelu", "native_dropout",
+})
+# Dropouts draw only in training mode: their `training` argument (third, or by keyword).
+DROPOUT_OPS = frozenset({"dropout", "dropout_", "alpha_dropout", "feature_alpha_dropout", "feature_dropout",
+                         "dropout1d", "dropout2d", "dropout3d"})

@@ -1,14 +1,14 @@
-"""carve's runtime: tracing graph regions to torch.fx, guards, the compiled-graph cache,
-backends, graph-break state and logging.
+"""carve's runtime: graph regions captured by `torch._dynamo`, backends, graph-break state
+and logging.
 
 The compiler (`carve`, in compiler/) turns a user function into graph regions
-and eager helpers; this package runs the graph regions:
+and eager statements; this package runs the graph regions:
 
 - `region.GraphRegion`: the callable the generated code calls for each graph region;
-- `tracer.trace_region`: runs a region once on real inputs, recording an FX graph;
-- `guards.GuardSet`: the facts a graph depends on, checked by one generated function;
+- `dynamo_capture.DynamoCapture`: Dynamo's capture of one region (its guards, its graphs);
+- `capture_policy`: who runs a region and why; whether a graph break raises;
 - `markers`: carve.graph_break, disable, allow_in_graph, nonstrict_trace, ...;
-- `state`: thread-local is_compiling / fullgraph / error_on_graph_break / disabled;
+- `state`: thread-local fullgraph / error_on_graph_break / disabled;
 - `compat`: the only module that knows torch internals (backends, torch's markers);
 - `errors`, `log`, `config`: BreakEvent/GraphBreakError, CARVE_LOGS loggers, CompileOptions.
 
@@ -20,11 +20,8 @@ from .errors import BreakEvent, GraphBreakError
 from .markers import (allow_in_graph, disable, disallow_in_graph, error_on_graph_break, graph_break,
                       is_compiling, nonstrict_trace, skip_frame)
 from .region import GraphRegion
-from .tracer import TraceResult, trace_region
-from .guards import GuardSet
 
 __all__ = [
-    "CompileOptions", "BreakEvent", "GraphBreakError", "GraphRegion", "TraceResult", "trace_region",
-    "GuardSet", "allow_in_graph", "disable", "disallow_in_graph", "error_on_graph_break", "graph_break",
+    "CompileOptions", "BreakEvent", "GraphBreakError", "GraphRegion", "allow_in_graph", "disable", "disallow_in_graph", "error_on_graph_break", "graph_break",
     "is_compiling", "nonstrict_trace", "skip_frame",
 ]

@@ -1,24 +1,23 @@
 """Everything carve knows about torch's internals, in one place.
 
-carve is its own frontend, but it must agree with torch.compile on markers
-written for torch (`torch._dynamo.graph_break`, `torch.compiler.disable`,
-`allow_in_graph`, ...), find backends by name the way torch.compile does, and
-make `torch.compiler.is_compiling()` answer True while it traces. Those need
-private torch APIs (`torch._dynamo.trace_rules` registries, the
-`_torchdynamo_disable` attributes set by `DisableContext`, the
-`torch.compiler._is_compiling_flag` global...). They change between torch
-releases, so they live only here; this file is what to fix on a torch upgrade
-(written against torch 2.13).
+carve decides where the graph regions are and `torch._dynamo` captures each of
+them. For that carve calls Dynamo through its own module (never the public
+`torch.compile` name user code may wrap), finds backends by name the way
+torch.compile does, reads Dynamo's break reasons and counters, and recognises
+markers written for torch (`torch._dynamo.graph_break`,
+`torch.compiler.disable`, `allow_in_graph`, ...). Those need private torch APIs
+(`torch._dynamo.trace_rules` registries, the `_torchdynamo_disable` attributes
+set by `DisableContext`, ...). They change between torch releases, so they live
+only here; this file is what to fix on a torch upgrade (written against torch
+2.13).
 """
 
 from __future__ import annotations
 
 import contextlib
 import enum
-import logging
 import os
 import types
-import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
@@ -113,6 +112,27 @@ def dynamo_optimize(fn: Callable[..., Any], backend: Callable[..., Any], *, full
                                 recompile_limit=recompile_limit)(fn)
 
 
+def returns_symbolic_float(gm: torch.fx.GraphModule) -> bool:
+    """Whether Dynamo's graph hands back a Python float it computed from symbolic floats.
+
+    Dynamo returns such a float (`R = r + gamma * R` with `r`, `R` floats that changed between
+    calls) as `torch.scalar_tensor(<SymFloat>)`, read back with `.item()`. torch 2.13's Inductor
+    returns the first trace's value of that tensor on every later call (aot_eager is exact), so
+    the float, and every gradient computed from it, is silently wrong. Checked against torch
+    2.13.0; tests/autograd/test_gradients_inductor.py catches its return.
+    """
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target in _SCALAR_TENSOR_TARGETS and node.args:
+            value = node.args[0]
+            example = value.meta.get("example_value") if isinstance(value, torch.fx.Node) else value
+            if isinstance(example, torch.SymFloat):
+                return True
+    return False
+
+
+_SCALAR_TENSOR_TARGETS = (torch.scalar_tensor, torch.ops.aten.scalar_tensor.default)
+
+
 def dynamo_break_reasons() -> list:
     """Dynamo's process-wide list of graph-break reasons (GraphCompileReason: reason, user_stack)."""
     return torch._dynamo.utils.graph_break_reasons
@@ -177,14 +197,18 @@ class _CarveCaptureConfig:
         self._handler = callback_handler
         # Dynamo must never trace these: a backward that AOT autograd compiles lazily, run inside
         # a running compiled frame, calls them under the lock Dynamo's compile holds (a hang).
-        self._on_start = torch._dynamo.disable(self._start)
+        self.on_start = torch._dynamo.disable(self._start)
         self._on_end = torch._dynamo.disable(self._end)
+        # Dynamo's list of start callbacks: `on_start not in start_callbacks` is the cheap check
+        # that they are still registered.
+        self.start_callbacks = callback_handler.start_callbacks
         self.ensure_registered()
 
     def ensure_registered(self) -> None:
         """`torch._dynamo.reset()` drops every compile callback, carve's too: register again."""
-        if self._on_start not in self._handler.start_callbacks:
-            self._handler.register_start_callback(self._on_start)
+        self.start_callbacks = self._handler.start_callbacks
+        if self.on_start not in self.start_callbacks:
+            self._handler.register_start_callback(self.on_start)
             self._handler.register_end_callback(self._on_end)
 
     def _start(self, _args: Any) -> None:
@@ -229,16 +253,6 @@ def is_observed_exception(error: BaseException) -> bool:
     return "Observed exception" in str(error).split("\n", 1)[0]
 
 
-def mark_dynamic_hint(tensor: torch.Tensor, dim: int) -> None:
-    """Ask Dynamo to trace `dim` of `tensor` as a symbolic size (it may still specialise it)."""
-    torch._dynamo.maybe_mark_dynamic(tensor, dim)
-
-
-def has_dynamic_marks(tensor: torch.Tensor) -> bool:
-    """The user marked a dimension of `tensor` with torch._dynamo.mark_dynamic (or carve's)."""
-    return bool(getattr(tensor, "_dynamo_dynamic_indices", None))
-
-
 # Dynamo's errors for a break under fullgraph / error_on_graph_break.
 # Also the base of carve's GraphBreakError: code written for torch.compile catches a fullgraph
 # refusal as `torch._dynamo.exc.Unsupported`, and catches carve's the same way.
@@ -268,19 +282,13 @@ def failed_in_resume_function(error: BaseException) -> bool:
 
 # ---- is_compiling ----------------------------------------------------------------------------
 
-def set_torch_compiling_flag(value: bool) -> bool:
-    """Set what torch.compiler.is_compiling() answers; returns the previous value."""
-    old = torch.compiler._is_compiling_flag
-    torch.compiler._is_compiling_flag = value
-    return old
+def _error_on_graph_break_reader() -> Callable[[], bool]:
+    reader = getattr(_eval_frame, "_get_error_on_graph_break", None)
+    return reader if reader is not None else (lambda: False)
 
 
-def torch_error_on_graph_break() -> bool:
-    """torch._dynamo.error_on_graph_break's current setting (a global in torch)."""
-    try:
-        return bool(_eval_frame._get_error_on_graph_break())
-    except Exception:  # pragma: no cover - older/newer torch
-        return False
+# torch._dynamo.error_on_graph_break's current setting (read on every region call).
+torch_error_on_graph_break = _error_on_graph_break_reader()
 
 
 # ---- markers ---------------------------------------------------------------------------------
@@ -309,16 +317,6 @@ _IS_COMPILING_FNS = {
 }
 
 _ErrorOnGraphBreakCM = getattr(_decorators, "ErrorOnGraphBreakDecoratorContextManager", None)
-
-# Dummy instances reveal the code objects of torch's marker wrappers.
-_TORCH_DISABLE_CODE = torch._dynamo.disable(lambda: None).__code__
-_TORCH_DISABLE_NONRECURSIVE_CODE = getattr(
-    _decorators, "_nonrecursive_disable_wrapper_code",
-    torch._dynamo.disable(lambda: None, recursive=False).__code__)
-_keep_nonstrict_dummy = torch._dynamo.nonstrict_trace(lambda: None)
-_TORCH_NONSTRICT_CODE = _keep_nonstrict_dummy.__code__
-
-_AUTOGRAD_FUNCTION_APPLY_CODE = torch.autograd.Function.apply.__func__.__code__  # type: ignore[attr-defined]
 
 
 def _registry_version() -> tuple[int, int, int, int]:
@@ -405,118 +403,7 @@ def _classify(obj: Any) -> Marker:
     return Marker.NONE
 
 
-# ---- what the tracer recognises by code object (sys.setprofile 'call' events) -----------------
-
-CODE_MARKERS: dict[Any, Marker] = {
-    markers.MARKER_CODES["graph_break"]: Marker.GRAPH_BREAK,
-    markers.MARKER_CODES["skip_frame"]: Marker.SKIP_FRAME,
-    markers.MARKER_CODES["disable_recursive"]: Marker.DISABLED,
-    markers.MARKER_CODES["disable_nonrecursive"]: Marker.DISABLED_NONRECURSIVE,
-    markers.MARKER_CODES["nonstrict_trace"]: Marker.NONSTRICT_TRACE,
-    _torch_graph_break.__code__: Marker.GRAPH_BREAK,
-    _torch_skip_frame.__code__: Marker.SKIP_FRAME,
-    _TORCH_DISABLE_CODE: Marker.DISABLED,
-    _TORCH_DISABLE_NONRECURSIVE_CODE: Marker.DISABLED_NONRECURSIVE,
-    _TORCH_NONSTRICT_CODE: Marker.NONSTRICT_TRACE,
-}
-
-AUTOGRAD_FUNCTION_APPLY_CODE = _AUTOGRAD_FUNCTION_APPLY_CODE
-
-
-def disabled_inner_name(frame: Any) -> str:
-    fn = frame.f_locals.get("fn")
-    return getattr(fn, "__qualname__", getattr(fn, "__name__", "<function>"))
-
-
-def _logging_codes() -> dict[Any, str]:
-    codes = {}
-    for name in ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"):
-        for owner in (logging.Logger, logging.LoggerAdapter, logging):
-            f = getattr(owner, name, None)
-            code = getattr(f, "__code__", None)
-            if code is not None:
-                codes[code] = f"logging.{name}()"
-    return codes
-
-
-# Python-level I/O: calls to these code objects are CRV003.
-IO_CODES: dict[Any, str] = _logging_codes()
-# C-level I/O builtins (sys.setprofile 'c_call' events).
-IO_BUILTINS: dict[Any, str] = {
-    print: "print()", input: "input()", open: "open()", breakpoint: "breakpoint()",
-    warnings.warn: "warnings.warn()", warnings.warn_explicit: "warnings.warn_explicit()",
-}
-
-
-# ---- torch's C-level state the fast path reads and guards ----------------------------------------
-
-# The TorchFunctionMode / TorchDispatchMode stacks (length, mode at index) and the functorch
-# transform in force: a mode or transform changes what ops make, so a recorded graph needs none.
-function_mode_count = torch._C._len_torch_function_stack
-dispatch_mode_count = torch._C._len_torch_dispatch_stack
-function_mode_at = torch._C._get_function_stack_at
-dispatch_mode_at = torch._C._get_dispatch_stack_at
-functorch_transform = torch._C._functorch.peek_interpreter_stack
-# The ATen functions torch re-exports as `torch.*` (what the tracer records without a Python frame).
-ATEN_FUNCTIONS = torch._C._VariableFunctions
-# The C base of torch.Tensor (methods found on it are tensor methods) and grad mode's setter.
-TENSOR_BASE = torch._C.TensorBase
-set_grad_enabled = torch._C._set_grad_enabled
-
-
-def modes_active() -> bool:
-    """A torch function/dispatch mode or a functorch transform is in force."""
-    return bool(function_mode_count() or dispatch_mode_count() or functorch_transform() is not None)
-
-
-# ---- global torch state guard ------------------------------------------------------------------
-
-class _PyGlobalState:
-    """Fallback for GlobalStateGuard: grad mode, autocast, default dtype, deterministic algorithms."""
-
-    def __init__(self) -> None:
-        self.state = self._now()
-
-    @staticmethod
-    def _now() -> tuple:
-        return (torch.is_grad_enabled(), torch.is_autocast_enabled("cpu"), torch.is_autocast_enabled("cuda"),
-                torch.get_default_dtype(), torch.are_deterministic_algorithms_enabled())
-
-    def check(self) -> bool:
-        return self._now() == self.state
-
-    def reason(self) -> str:
-        names = ("grad_mode", "autocast(cpu)", "autocast(cuda)", "default_dtype", "deterministic_algorithms")
-        return ", ".join(n for n, a, b in zip(names, self.state, self._now()) if a != b)
-
-
-def global_state_guard() -> Any:
-    """A snapshot of torch's global state (grad mode, autocast, default dtype, ...) with .check()/.reason().
-
-    torch's own `GlobalStateGuard` (what Dynamo uses) checks all of it in one C++ call.
-    """
-    try:
-        from torch._C._dynamo.guards import GlobalStateGuard
-        return GlobalStateGuard()
-    except Exception:  # pragma: no cover
-        return _PyGlobalState()
-
-
-# Calls whose result a graph would freeze (a cached graph returns the trace-time value).
-import random as _random
-import time as _time
-
-FROZEN_VALUE_BUILTINS: dict[Any, str] = {
-    _time.time: "time.time()", _time.perf_counter: "time.perf_counter()", _time.monotonic: "time.monotonic()",
-    _time.time_ns: "time.time_ns()", _time.perf_counter_ns: "time.perf_counter_ns()",
-}
-# C functions that change torch's global state: a graph replays tensor ops only.
-_GLOBAL_STATE_SETTERS: dict[Any, str] = {
-    torch._C._set_default_dtype: "torch.set_default_dtype()",
-}
-_GENERATOR_STATE_METHODS = {"set_state": "torch.set_rng_state()", "manual_seed": "torch.manual_seed()",
-                            "seed": "torch.seed()"}
-
+# ---- process-wide module hooks ------------------------------------------------------------------
 
 def global_module_hooks() -> tuple[Any, ...]:
     """torch's process-wide module hook registries (register_module_forward_hook & co.)."""
@@ -525,25 +412,3 @@ def global_module_hooks() -> tuple[Any, ...]:
     names = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
              "_global_backward_pre_hooks", "_global_module_registration_hooks")
     return tuple(getattr(module_impl, name) for name in names if hasattr(module_impl, name))
-
-
-def global_state_setter(function: Any, owner: Any) -> str | None:
-    """What a C call inside a trace changes of torch's global state (None: nothing we know of)."""
-    try:
-        found = _GLOBAL_STATE_SETTERS.get(function)
-    except TypeError:
-        return None
-    if found is None and isinstance(owner, torch._C.Generator):
-        found = _GENERATOR_STATE_METHODS.get(getattr(function, "__name__", ""))
-    return found
-
-
-def is_numpy_random(function: Any, owner: Any) -> bool:
-    """NumPy's random functions (methods of a generator, some compiled with Cython): values a
-    graph would freeze."""
-    if owner is not None and type(owner).__module__.startswith("numpy.random"):
-        return True
-    return (getattr(function, "__module__", None) or "").startswith("numpy.random")
-
-
-RANDOM_INSTANCE = _random._inst  # the module-level random.random() & co. are its bound methods

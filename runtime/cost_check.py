@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import os
 
+from carve.rewriters import op_tables
+
 ENABLED = os.environ.get("CARVE_COST_CHECK", "1") != "0"
 WARM_CALLS = 8
 SAMPLES = 5
@@ -35,17 +37,6 @@ SLOWER = 1.10
 # A compiled call whose results require grad and that takes longer than this (seconds) stays
 # compiled: its backward, unseen by the timing, is where compiling pays.
 TIMED_UNDER = 1e-3
-
-
-# Ops that draw from a random generator, by name (torch.rand, F.dropout, Tensor.bernoulli_, ...).
-_RANDOM_OPS = frozenset({
-    "rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm", "bernoulli", "bernoulli_",
-    "multinomial", "normal", "normal_", "uniform_", "exponential_", "poisson", "cauchy_", "geometric_",
-    "log_normal_", "random_", "rrelu", "native_dropout",
-})
-# Dropouts draw only in training mode: their `training` argument (third, or by keyword).
-_DROPOUTS = frozenset({"dropout", "dropout_", "alpha_dropout", "feature_alpha_dropout", "feature_dropout",
-                       "dropout1d", "dropout2d", "dropout3d"})
 
 
 def _op_name(target: object) -> str:
@@ -62,9 +53,9 @@ def draws_random(graphs: list) -> bool:
             if node.op not in ("call_function", "call_method"):
                 continue
             name = _op_name(node.target)
-            if name in _RANDOM_OPS:
+            if name in op_tables.RANDOM_OPS:
                 return True
-            if name in _DROPOUTS:
+            if name in op_tables.DROPOUT_OPS:
                 training = node.kwargs.get("training", node.kwargs.get("train",
                                            node.args[2] if len(node.args) > 2 else True))
                 if training is not False:

@@ -1,5 +1,4 @@
-"""Capture of a graph region by `torch._dynamo`: the path for regions that run Python carve
-cannot see in the region's own source (submodules, helpers, hooks, properties, configs).
+"""Capture of a graph region by `torch._dynamo`: every region carve outlines runs through it.
 
     def _forward_graph_region_0(self, x):      # carve's outlined region
         h = self.block(x)                       # a submodule: its Python, attributes, hooks
@@ -30,6 +29,7 @@ import torch
 
 from . import compat, kernel_builds, log, repeated_blocks
 from .config import CompileOptions
+from .capture_policy import PERMISSIVE
 from .errors import BreakEvent, GraphBreakError, source_line
 
 
@@ -54,8 +54,11 @@ class GraphRecorder:
     backend itself.
     """
 
-    def __init__(self, backend: Callable[..., Any], *, uses_inductor: bool = False, label: str = "") -> None:
+    def __init__(self, backend: Callable[..., Any], *, uses_inductor: bool = False, label: str = "",
+                 float_safe_backend: Callable[..., Any] | None = None) -> None:
         self.backend = backend
+        # What compiles a graph Inductor would compile wrongly (compat.returns_symbolic_float).
+        self.float_safe_backend = float_safe_backend or backend
         self.compiler_name = getattr(backend, "compiler_name", type(backend).__name__)
         self.graphs: list[Any] = []
         self.ops_per_graph: list[int] = []
@@ -63,7 +66,15 @@ class GraphRecorder:
         self.label = label
 
     def __call__(self, gm: Any, example_inputs: list) -> Callable[..., Any]:
-        compiled = kernel_builds.compile_graph(self.backend, gm, example_inputs, uses_inductor=self.uses_inductor,
+        backend, uses_inductor = self.backend, self.uses_inductor
+        if uses_inductor and compat.returns_symbolic_float(gm):
+            # torch 2.13's Inductor returns such a float as its first value on every call: the
+            # same graph runs through AOT autograd without Inductor's kernels, which is exact.
+            backend, uses_inductor = self.float_safe_backend, False
+            log.log_once(("symbolic float", self.label), log.perf_log, logging.INFO,
+                         "carve: %s returns a Python float computed in the graph; it runs through aot_eager "
+                         "(torch 2.13's Inductor returns such a float's first value on every call)", self.label)
+        compiled = kernel_builds.compile_graph(backend, gm, example_inputs, uses_inductor=uses_inductor,
                                                label=self.label)
         self.graphs.append(gm)
         self.ops_per_graph.append(count_graph_ops(gm))
@@ -94,19 +105,20 @@ class DynamoCapture:
     calls where a break must be an error."""
 
     def __init__(self, fn: Callable[..., Any], options: CompileOptions, *, name: str, filename: str,
-                 first_line: int, dynamic: bool | None = None) -> None:
-        """`dynamic`: overrides options.dynamic (True when carve already saw a number change, which
-        Dynamo, not having seen it, would otherwise specialise once more)."""
+                 first_line: int) -> None:
         self.fn = fn
         self.options = options
-        self.dynamic = options.dynamic if dynamic is None else dynamic
+        self.dynamic = options.dynamic
         self.name = name
         self.filename = filename
         self.first_line = first_line
         self.recorder = GraphRecorder(compat.dynamo_backend(options.backend, options.options, self.dynamic),
                                       uses_inductor=options.uses_inductor,
+                                      float_safe_backend=compat.dynamo_backend("aot_eager", None, self.dynamic),
                                       label=f"region {name} ({filename}:{first_line})")
         self._variants: dict = {}
+        # Dynamo's permissive capture, once made: what a steady-state call runs.
+        self._permissive: Callable[..., Any] | None = None
         self.break_events: list[BreakEvent] = []
         self._seen_breaks: set = set()
         self._compiles_seen = 0
@@ -124,6 +136,11 @@ class DynamoCapture:
         self._marks_layers = options.uses_inductor
         # The layer classes the last marked call compiled once (for carve.explain).
         self.layers_compiled_once: tuple = ()
+
+    @property
+    def compiles(self) -> int:
+        """How many calls of this capture compiled (changes when a call traced anew)."""
+        return len(self.compile_seconds)
 
     def _optimized(self, mode: str) -> Callable[..., Any]:
         """Dynamo's capture of the region for `mode`: "permissive", "error" (breaks raise, an inner
@@ -144,31 +161,31 @@ class DynamoCapture:
         return compat.global_hooks_state() if any(self._hook_registries) else ()
 
     def _check_global_hooks(self) -> None:
-        if not self._global_hooks and not any(self._hook_registries):
-            return  # the common case: no process-wide hooks, before or now
         hooks = self._hooks_now()
         if hooks != self._global_hooks:
             # Process-wide module hooks changed: Dynamo does not guard them, so start a new cache.
             self._global_hooks = hooks
             self.fn = _fresh_code_copy(self.fn) if isinstance(self.fn, types.FunctionType) else self.fn
             self._variants = {}
+            self._permissive = None
 
     def __call__(self, args: tuple, mode: str) -> Any:
-        self._check_global_hooks()
+        if self._global_hooks or any(self._hook_registries):
+            self._check_global_hooks()
         reasons = _BREAK_REASONS
         seen_reasons = len(reasons)
         config = _CAPTURE_CONFIG
-        config.ensure_registered()
+        if config.on_start not in config.start_callbacks:
+            config.ensure_registered()
         config.active += 1
         compiles = config.compiles
         started = time.perf_counter()
         try:
-            # Inference only: torch 2.13's nested regions give wrong gradients under Inductor.
-            layers = repeated_blocks.classes_for(args) if self._marks_layers and not torch.is_grad_enabled() else ()
-            if layers:
-                out = self._run_with_layers_marked(layers, args, mode)
+            permissive = self._permissive
+            if mode is PERMISSIVE and permissive is not None and not self._marks_layers:
+                out = permissive(*args)  # the steady state: Dynamo's guards, then its graph
             else:
-                out = self._run(args, mode)
+                out = self._call_in_mode(args, mode)
         except GraphBreakError:
             raise  # carve's own (an Unsupported too), from a region nested in this one: already located
         except compat.DYNAMO_UNSUPPORTED as error:
@@ -187,13 +204,23 @@ class DynamoCapture:
             config.active -= 1
         if len(reasons) != seen_reasons:
             self._record_breaks(reasons[seen_reasons:])
-        if len(self.recorder.graphs) != self._compiles_seen:
-            self._log_compiles()
         if config.compiles != compiles:
             # Dynamo's tracing, the backend and the first run of the graph: what the user waited.
             self.compile_seconds.append(time.perf_counter() - started)
+            if len(self.recorder.graphs) != self._compiles_seen:
+                self._log_compiles()
             if not self.skipped:
                 self._check_skipped()
+        return out
+
+    def _call_in_mode(self, args: tuple, mode: str) -> Any:
+        # Inference only: torch 2.13's nested regions give wrong gradients under Inductor.
+        layers = repeated_blocks.classes_for(args) if self._marks_layers and not torch.is_grad_enabled() else ()
+        if layers:
+            return self._run_with_layers_marked(layers, args, mode)
+        out = self._run(args, mode)
+        if mode is PERMISSIVE:
+            self._permissive = self._variants.get(PERMISSIVE)
         return out
 
     def _run(self, args: tuple, mode: str) -> Any:
@@ -223,6 +250,7 @@ class DynamoCapture:
             repeated_blocks.compile_inline(layers)
             self.layers_compiled_once = ()
             self._variants = {}
+            self._permissive = None
             if isinstance(self.fn, types.FunctionType):
                 self.fn = _fresh_code_copy(self.fn)  # Dynamo's cache for the marked trace is not reused
             return self._run(args, mode)

@@ -1,6 +1,6 @@
 """Graph-break events and the error carve raises for them.
 
-A `BreakEvent` is what the tracer records when it meets something a graph
+A `BreakEvent` is what carve reports when a trace meets something a graph
 cannot hold (an `.item()`, a `print`, a call to a disabled function...): the
 rule code, a specific message, and where it happened. `lineno` is the line of
 the statement in the *region function's own frame* (the line the compiler

@@ -195,7 +195,7 @@ def compile_graph(compile_fn: Callable[[Any, list], Callable[..., Any]], gm: tor
     qualifies (see the module docstring)."""
     if not uses_inductor or not _defers(gm, example_inputs):
         return compile_fn(gm, example_inputs)
-    # The FX code as Dynamo or carve's tracer made it: Inductor's passes rewrite `gm` in place.
+    # The FX code as Dynamo made it: Inductor's passes rewrite `gm` in place.
     eager = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
     kernels: list[PendingKernel] = []
 

@@ -14,8 +14,7 @@ They mirror torch.compile's (`torch._dynamo.graph_break`, `torch.compiler.disabl
         ...
 
 In eager code the markers do nothing (graph_break/skip_frame are no-ops).
-During a trace, the tracer recognises calls to them by their code objects
-(`MARKER_CODES`), which is why the wrappers below are defined once and shared.
+Inside a region, Dynamo honours them: each is built on torch's own marker.
 """
 
 from __future__ import annotations
@@ -29,8 +28,7 @@ from torch.compiler import is_dynamo_compiling as _dynamo_compiling
 
 from . import state
 
-# Each marker is built on torch's own, so Dynamo honours it inside a region it captures, and
-# carve's tracer recognises it on the fast path.
+# Each marker is built on torch's own, so Dynamo honours it inside a region it captures.
 
 
 def graph_break(msg: str = "") -> None:
@@ -44,10 +42,12 @@ def skip_frame(msg: str = "") -> None:
 
 
 def is_compiling() -> bool:
-    """True while carve or Dynamo traces a graph region (see also torch.compiler.is_compiling)."""
-    if _dynamo_compiling():
-        return True
-    return state.is_compiling()
+    """True in code Dynamo is tracing into a graph region, False in code that runs eagerly.
+
+    Per thread: Dynamo folds the call to True inside the code it traces, and nothing is set
+    that eager code in another thread could read (torch.compiler.is_compiling() reads a
+    process-wide flag that torch 2.13 sets for the length of any compile)."""
+    return _dynamo_compiling()
 
 
 # ---- disable ---------------------------------------------------------------------------------
@@ -61,9 +61,8 @@ def _carve_disabled(fn: Callable[..., Any], recursive: bool) -> Callable[..., An
     else:
         @functools.wraps(fn)
         def carve_disabled(*args: Any, **kwargs: Any) -> Any:
-            # Only fn itself is eager: compiled functions it calls still compile.
-            with state.tracing_scope(False):
-                return fn(*args, **kwargs)
+            # Only fn itself is eager (Dynamo skips its frame): compiled functions it calls still compile.
+            return fn(*args, **kwargs)
     carve_disabled.__carve_disable__ = recursive  # type: ignore[attr-defined]
     return carve_disabled
 
@@ -84,10 +83,6 @@ def disable(fn: Callable[..., Any] | None = None, recursive: bool = True) -> Any
     if not callable(fn):
         raise TypeError(f"carve.disable expects a callable, got {type(fn).__name__}")
     return _make_disabled(fn, recursive)
-
-
-_DISABLE_RECURSIVE_CODE = _carve_disabled(lambda: None, True).__code__
-_DISABLE_NONRECURSIVE_CODE = _carve_disabled(lambda: None, False).__code__
 
 
 # ---- allow_in_graph / disallow_in_graph ------------------------------------------------------
@@ -185,9 +180,6 @@ def _carve_nonstrict(fn: Callable[..., Any]) -> Callable[..., Any]:
     return carve_nonstrict
 
 
-_NONSTRICT_CODE = _carve_nonstrict(lambda: None).__code__
-
-
 # ---- error_on_graph_break --------------------------------------------------------------------
 
 class ErrorOnGraphBreak:
@@ -250,12 +242,3 @@ def mark_static(tensor: Any, dim: Any = None) -> None:
     `dim` is None), even when its size changes; the same mark as `torch._dynamo.mark_static`."""
     _dynamo.mark_static(tensor, dim)
 
-
-# Code objects the tracer recognises in `sys.setprofile` call events.
-MARKER_CODES = {
-    "graph_break": graph_break.__code__,
-    "skip_frame": skip_frame.__code__,
-    "disable_recursive": _DISABLE_RECURSIVE_CODE,
-    "disable_nonrecursive": _DISABLE_NONRECURSIVE_CODE,
-    "nonstrict_trace": _NONSTRICT_CODE,
-}

@@ -6,7 +6,7 @@
 `check_callee` reports the call when a callee resolver finds the marker (the analysis,
 rewriters/analysis.py, hands it what the resolver found): the module resolver
 (rewriters/callees.py) from module-level `disallow_in_graph(...)` calls, the compiler's live
-resolver on the running program. carve's tracer reports it at run time too (runtime/tracer.py).
+resolver on the running program. Dynamo reports it at run time too, inside a region.
 """
 
 from __future__ import annotations

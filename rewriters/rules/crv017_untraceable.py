@@ -1,10 +1,10 @@
-"""CRV017: code carve's tracer could not capture.
+"""CRV017: code carve cannot capture.
 
     y = some_c_extension(x)         # CRV017, at run time: an opaque call on a tensor
 
-Not found in the source: carve's tracer reports it while a region runs (runtime/tracer.py,
-`UNTRACEABLE`), and the compiler when a function cannot be compiled at all (compiler/api.py).
-`carve lint` never reports it.
+Not found in the source: the runtime reports it for a graph break Dynamo meets that no other
+rule names (runtime/compat.py, `rule_for_dynamo_reason`), and the compiler when a function
+cannot be compiled at all (compiler/api.py). `carve lint` never reports it.
 """
 
 from carve.rewriters.rules._rule import Rule, Strategy
@@ -15,12 +15,12 @@ RULE = Rule(
     "or produced a value of a type a graph cannot return). It runs eagerly.",
     "Pass the tensor in as an argument, or report the construct as a carve issue.",
     Strategy.REWRITE, breaks_torch_compile=False,
-    what="Reports, at run time, a statement carve's tracer could not record as graph operations.",
-    why="What the tracer cannot record cannot be replayed by a cached graph, so carve runs the statement "
-        "eagerly; torch.compile, which traces bytecode, may well capture it.",
+    what="Reports, at run time, a statement Dynamo could not record as graph operations in a region.",
+    why="What the trace cannot record cannot be replayed by a cached graph, so the statement runs "
+        "eagerly between two graphs.",
     bad_example="y = some_c_extension(x)",
     good_example="y = torch.library.custom_op(...)  # an opaque custom op",
-    known_problems="Found only on the inputs a run sees: another input may take a path the tracer "
+    known_problems="Found only on the inputs a run sees: another input may take a path the trace "
                    "handles, or one it does not.",
     fix_safety="No automatic fix. The compiler runs the statement eagerly between two graphs.",
 )

@@ -115,8 +115,8 @@ def test_every_rule_is_documented_in_each_section(code):
 
 def test_the_passes_and_the_compiler_name_no_rule_code():
     """Outside the rule modules, a rule is named by its module (`RULE.code`) in the source passes
-    and the compiler alike. (The runtime names the rules its tracer meets itself: it never
-    imports libcst, which the rule modules' checks need.)"""
+    and the compiler alike. (The runtime names the rules of the breaks Dynamo meets itself:
+    it never imports libcst, which the rule modules' checks need.)"""
     paths = [path for path in sorted((ROOT / "rewriters").rglob("*.py")) if RULES_DIR not in path.parents]
     paths += sorted((ROOT / "compiler").glob("*.py"))
     found = {str(path.relative_to(ROOT)): literals for path in paths if (literals := code_literals(path))}

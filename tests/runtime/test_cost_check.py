@@ -83,10 +83,10 @@ def module_args(block):
     return lambda call: (block, torch.full((2, 4), float(call)))
 
 
-@pytest.mark.parametrize("case", ["fast path", "dynamo"])
+@pytest.mark.parametrize("case", ["arguments only", "through a module"])
 def test_a_region_slower_compiled_runs_as_python_and_says_so_once(case, caplog):
     backend = sleeping_backend(3e-4)
-    if case == "fast path":
+    if case == "arguments only":
         fn, make_args = scale, scale_args
     else:
         torch.manual_seed(0)

@@ -1,4 +1,4 @@
-"""Graph breaks met while tracing: correct results, the right code and line, one log per location."""
+"""Graph breaks Dynamo meets inside a region: correct results, the right code and line, one log per location."""
 
 import logging
 
@@ -7,7 +7,6 @@ import torch
 
 import carve.runtime as rt
 from carve.runtime import GraphBreakError, state
-from carve.runtime.tracer import trace_region
 from carve.testing import CountingBackend
 
 from runtime_helpers import line_of
@@ -19,19 +18,16 @@ def with_item(x):
     return y + s
 
 
-def test_item_breaks_result_correct_on_break_called_then_eager(make_region, backend):
+def test_item_breaks_where_it_is_and_is_reported_once(make_region, backend):
     r = make_region(with_item, backend)
-    seen = []
-    r.on_break = seen.append
     for _ in range(3):
         x = torch.randn(4)
         torch.testing.assert_close(r(x), with_item(x))
-    assert len(seen) == 1
-    event = seen[0]
+    (event,) = r.break_events
     assert event.code == "CRV004" and "item" in event.message
     assert event.lineno == line_of(with_item, ".item()")
-    assert r.eager and backend.graphs == 0
-    assert r.break_events == [event]
+    # Dynamo splits the region at the break: the work before and after it is still compiled.
+    assert backend.graphs >= 1 and not r.eager
 
 
 def helper_prints(x):
@@ -375,14 +371,3 @@ def test_graph_break_logged_once_per_location(make_region, caplog):
     assert len(records) == 1
     msg = records[0].getMessage()
     assert "CRV004" in msg and "hint:" in msg
-
-
-def test_trace_region_directly():
-    x = torch.randn(3)
-    tr = trace_region(with_item, (x,), stop_on_break=False)
-    torch.testing.assert_close(tr.result, with_item(x))
-    assert tr.graph_module is None and tr.break_event.code == "CRV004"
-    tr = trace_region(lambda a: (a + 1, 3), (x,), stop_on_break=False)
-    assert tr.break_event is None and tr.op_count == 1
-    assert tr.output_spec.leaves == [("out", 0), ("const", 3)]
-    assert torch.equal(tr.graph_module(x)[0], x + 1)

@@ -1,11 +1,13 @@
-"""Guards' descriptions and failure reasons, GraphBreakError text, CARVE_LOGS parsing."""
+"""A region's cache, checked by changing between calls every value its graph depends on;
+GraphBreakError text, CARVE_LOGS parsing."""
 
+import pytest
 import torch
 
-from carve.runtime import GraphBreakError, GuardSet, log
+from carve.runtime import GraphBreakError, log
 from carve.runtime.errors import BreakEvent
-from carve.runtime.tracer import trace_region
 from carve.rewriters.rules import rule
+from carve.testing import CountingBackend
 
 LIMIT = 3
 
@@ -14,52 +16,51 @@ def fn(x, n, flag, name):
     return x * n + LIMIT if flag else x
 
 
-def build(args):
-    tr = trace_region(fn, args, stop_on_break=False)
-    return GuardSet.build(tr, args, fn)
+def same(a, b):
+    return type(a) is type(b) and (torch.equal(a, b) and a.dtype == b.dtype and a.requires_grad == b.requires_grad
+                                   if isinstance(a, torch.Tensor) else a == b)
 
 
-def test_describe_and_failure_reasons():
-    x = torch.randn(2, 3)
-    args = (x, 2, True, "a")
-    gs = build(args)
-    text = "\n".join(gs.describe())
-    assert "args[0]: Tensor dtype=torch.float32 device=cpu shape=(2, 3) requires_grad=False strides=(3, 1)" in text
-    assert "args[1] == 2 (int)" in text and "args[2] == True (bool)" in text and "args[3] == 'a' (str)" in text
-    assert "LIMIT == 3 (int)" in text
-    assert gs.check(args) and gs.failure_reason(args) is None
-    assert not gs.check((x, 2, 1, "a"))  # True vs 1
-    assert gs.failure_reason((x, 2, 1, "a")) == "args[2] == True (bool)"
-    assert not gs.check((x.t(), 2, True, "a"))
-    assert not gs.check((x.double(), 2, True, "a"))
-    assert not gs.check((x.requires_grad_(), 2, True, "a"))
-    x.requires_grad_(False)
-    assert not gs.check((x, 2, True))
-    with torch.no_grad():
-        assert not gs.check(args)
-        assert "grad_mode" in gs.failure_reason(args)
-    assert gs.check(args)
-    assert gs.source().startswith("def check(args):")
-
-
-def test_non_contiguous_inputs_guard_strides():
-    x = torch.randn(3, 4).t()
-    gs = build((x, 2, True, "a"))
-    assert gs.check((torch.randn(3, 4).t(), 2, True, "a"))
-    assert not gs.check((torch.randn(4, 3), 2, True, "a"))
-    assert any("strides=(1, 4)" in d for d in gs.describe())
-
-
-def test_global_rebinding_of_a_constant_fails_guard():
+def test_every_value_the_graph_depends_on_is_guarded(make_region):
     global LIMIT
-    args = (torch.randn(2), 2, True, "a")
-    gs = build(args)
-    LIMIT = 4
+    backend = CountingBackend()
+    r = make_region(fn, backend)
+    x = torch.randn(2, 3)
+    calls = [(x, 2, True, "a"), (x, 2, 1, "a"), (x, 3, True, "a"), (x.t().contiguous().t(), 2, True, "a"),
+             (x.t(), 2, True, "a"), (x.double(), 2, True, "a"), (x.clone().requires_grad_(), 2, True, "a"),
+             (x, 2, False, "a"), (torch.randn(5), 2, True, "b")]
     try:
-        assert not gs.check(args)
-        assert gs.failure_reason(args) == "LIMIT == 3 (int)"
+        for args in calls:
+            assert same(r(*args), fn(*args)), args
+        LIMIT = 4  # a global the graph read, rebound
+        assert same(r(*calls[0]), fn(*calls[0]))
+        with torch.no_grad():
+            assert same(r(*calls[6]), fn(*calls[6]))
     finally:
         LIMIT = 3
+    assert backend.graphs >= 1
+
+
+def branches_on_facts(a, b, c):
+    # Facts about the tensor arguments that are not their values: whether they are one tensor,
+    # how many distinct ones there are, whether one is an inference tensor.
+    if a is b:
+        return a * 2
+    if len({a, b, c}) == 2:
+        return a + c
+    if a.is_inference():
+        return a - 1
+    return a + b + c
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_identity_aliasing_and_inference_flags_of_arguments_are_guarded(make_region, backend):
+    r = make_region(branches_on_facts, backend)
+    x, y, z = torch.randn(3), torch.randn(3), torch.randn(3)
+    with torch.inference_mode():
+        inference = torch.randn(3)
+    for args in [(x, y, z), (x, x, z), (x, y, x), (x, y, z), (inference, y, z), (x, y, z), (x, x, x)]:
+        assert same(r(*args), branches_on_facts(*args)), [id(a) for a in args]
 
 
 def test_graph_break_error_text_reads_from_rules():

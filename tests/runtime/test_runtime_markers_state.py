@@ -5,13 +5,13 @@ import pytest
 import torch
 
 import carve.runtime as rt
-from carve.runtime import compat, state
+from carve.runtime import capture_policy, compat, state
 from carve.runtime.compat import Marker, classify_callable
 
 
 def test_markers_are_noops_in_eager_code():
     assert rt.graph_break() is None and rt.skip_frame("why") is None
-    assert not rt.is_compiling() and not state.is_compiling()
+    assert not rt.is_compiling()
 
 
 def test_is_compiling_true_inside_trace_false_in_disabled(make_region):
@@ -19,7 +19,7 @@ def test_is_compiling_true_inside_trace_false_in_disabled(make_region):
 
     @rt.disable
     def eager_part():
-        seen["disabled"] = (state.is_compiling(), torch.compiler.is_compiling())
+        seen["disabled"] = (rt.is_compiling(), torch.compiler.is_compiling())
 
     def region(x):
         seen["trace"] = (rt.is_compiling(), torch.compiler.is_compiling())
@@ -30,7 +30,7 @@ def test_is_compiling_true_inside_trace_false_in_disabled(make_region):
     r(torch.ones(1))
     assert seen["trace"] == (True, True)
     assert seen["disabled"] == (False, False)
-    assert not state.is_compiling() and not torch.compiler.is_compiling()
+    assert not rt.is_compiling() and not torch.compiler.is_compiling()
 
 
 def test_code_branching_on_torch_is_compiling_matches_torch_compile(make_region, backend):
@@ -75,35 +75,35 @@ def test_disabled_scope_makes_regions_run_original_code(make_region, backend):
 
 
 def test_fullgraph_and_error_on_graph_break_state():
-    assert not state.should_error()
+    assert not capture_policy.break_raises()
     with state.error_on_graph_break_scope(True):
-        assert state.should_error()
+        assert capture_policy.break_raises()
         with state.error_on_graph_break_scope(False):
-            assert not state.should_error()  # innermost wins
+            assert not capture_policy.break_raises()  # innermost wins
     with state.fullgraph_scope(True):
         with state.fullgraph_scope(False):
-            assert state.should_error()  # fullgraph=False does not turn an outer one off
+            assert capture_policy.break_raises()  # fullgraph=False does not turn an outer one off
             with state.error_on_graph_break_scope(False):
-                assert state.should_error()  # fullgraph wins
-    assert not state.should_error()
+                assert capture_policy.break_raises()  # fullgraph wins
+    assert not capture_policy.break_raises()
 
 
 def test_error_on_graph_break_decorator_and_context_manager():
     @rt.error_on_graph_break(True)
     def strict():
-        return state.should_error()
+        return capture_policy.break_raises()
 
     @rt.error_on_graph_break(False)
     def lax():
-        return state.should_error()
+        return capture_policy.break_raises()
 
     assert strict() is True and lax() is False
     with rt.error_on_graph_break(True):
         assert lax() is False
-        assert state.should_error()
+        assert capture_policy.break_raises()
     with rt.error_on_graph_break(False):
         assert strict() is True
-    assert not state.should_error()
+    assert not capture_policy.break_raises()
     assert classify_callable(rt.error_on_graph_break(True)) is Marker.ERROR_ON_GRAPH_BREAK
     assert classify_callable(torch._dynamo.error_on_graph_break(True)) is Marker.ERROR_ON_GRAPH_BREAK
 
@@ -112,7 +112,7 @@ def test_state_is_thread_local():
     import threading
     out = []
     with state.fullgraph_scope(True):
-        t = threading.Thread(target=lambda: out.append(state.should_error()))
+        t = threading.Thread(target=lambda: out.append(capture_policy.break_raises()))
         t.start()
         t.join()
     assert out == [False]

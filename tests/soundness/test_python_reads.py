@@ -512,7 +512,7 @@ def test_default_dtype_changed_between_calls(breaks):
         yield compiled(X)
 
     compiled = differential(scenario, backends=BOTH)
-    assert "fast" in paths(compiled[0])  # carve's own tracer: its guards hold the default dtype
+    assert "dynamo" in paths(compiled[0])  # Dynamo's global-state guard holds the default dtype
 
 
 def makes_zeros(n):
@@ -765,8 +765,8 @@ def closed_region(x, scale, shape):
     return y.reshape(shape) + scale
 
 
-def test_fast_path_arguments_are_guarded_by_value():
-    # A number's sign bit and type, a tuple's contents: the value guards of carve's own tracer.
+def test_number_and_tuple_arguments_are_guarded_by_value():
+    # A number's sign bit and type, a tuple's contents.
     def scenario(compile):
         compiled = compile(closed_region)
         yield compiled(X, 0.0, (3, 2))
@@ -1033,8 +1033,7 @@ def calls_a_patched_tensor_method_with_break(x):
 @pytest.mark.parametrize("fn", [calls_a_patched_tensor_method, calls_a_patched_tensor_method_with_break],
                          ids=["one-graph", "graph-break"])
 def test_tensor_method_patched_onto_torch_tensor(fn, monkeypatch):
-    # The method is Python outside torch: carve's own tracer would record `x * 1.0 + 1` and miss
-    # the global it reads, so the region goes to Dynamo, which sees the method's code.
+    # The method is Python outside torch: Dynamo traces its code and guards the global it reads.
     monkeypatch.setattr(torch.Tensor, "_carve_scaled_plus_one", _scaled_plus_one, raising=False)
 
     def scenario(compile):

@@ -1,0 +1,67 @@
+"""Who runs a graph region, and whether a graph break raises: each decided here, once.
+
+    path = region_path(region)      # CapturePath("dynamo", "torch._dynamo captures every region")
+    mode = break_mode(fullgraph)    # "fullgraph" | "error" | "permissive"
+
+Every region is captured by `torch._dynamo` (DESIGN.md, Capture); the only other answer is
+Python, for a reason carve states once (not a Python function, no tensor operations, the
+cost check found Python faster). `carve.explain` prints the path and its reason.
+
+The break policy, as torch.compile's: a `fullgraph` scope makes every break an error (a nested
+`fullgraph=False` does not turn it off); else the innermost `error_on_graph_break` setting,
+carve's or torch's own (`torch._dynamo.error_on_graph_break`, which carve's markers set too);
+else breaks are allowed. Eager checkpoints (`RegionSet.graph_break`) and Dynamo's capture read
+the same answer.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from . import compat, state
+
+DYNAMO = "dynamo"
+FULLGRAPH, ERROR, PERMISSIVE = "fullgraph", "error", "permissive"
+_state = state._state
+_torch_error_on_graph_break = compat.torch_error_on_graph_break
+EAGER = "eager"
+
+
+class CapturePath(NamedTuple):
+    """How a region runs now, and why (`carve.explain`'s words)."""
+
+    kind: str  # DYNAMO, or EAGER (the region runs as Python)
+    reason: str
+
+
+def region_path(eager_reason: str | None, fullgraph: bool) -> CapturePath:
+    """The path of a region that runs as Python for `eager_reason` (None: it is captured)."""
+    if eager_reason is not None:
+        return CapturePath(EAGER, eager_reason)
+    if fullgraph:
+        return CapturePath(DYNAMO, "fullgraph=True: Dynamo captures one graph or raises")
+    return CapturePath(DYNAMO, "torch._dynamo captures every region")
+
+
+def break_mode(fullgraph: bool) -> str:
+    """How a graph break met now is treated: "fullgraph" (one graph or an error), "error" (an
+    error, that an inner `error_on_graph_break(False)` may lift) or "permissive".
+
+    Called on every region call: the common case (no scope, torch's flag off) reads two
+    thread-local fields and one C flag."""
+    thread = _state
+    if fullgraph or thread.fullgraph:
+        return FULLGRAPH
+    settings = thread.error_on_graph_break
+    if settings:
+        return ERROR if settings[-1] else PERMISSIVE
+    return ERROR if _torch_error_on_graph_break() else PERMISSIVE
+
+
+def break_raises(fullgraph: bool = False) -> bool:
+    """Whether a graph break met now must raise (`GraphBreakError` naming the user's line)."""
+    return break_mode(fullgraph) is not PERMISSIVE
+
+
+__all__ = ["CapturePath", "DYNAMO", "EAGER", "FULLGRAPH", "ERROR", "PERMISSIVE", "region_path", "break_mode",
+           "break_raises"]
