@@ -165,7 +165,7 @@ def _describe_region(region) -> str:
     if path.kind == "dynamo":
         text = f"{where} captured by Dynamo ({path.reason})"
     else:
-        text = f"{where} runs as Python ({path.reason})"
+        text = f"{where} runs eagerly ({path.reason})"
     layers = region.capture.layers_compiled_once
     if layers:
         text += f"; layers compiled once each: {', '.join(layers)} (no_grad, Inductor)"

@@ -31,6 +31,9 @@ UNBACKED_SIZE_FUNCTIONS = frozenset({f"torch.{name}" for name in UNBACKED_SIZE_M
 
 # Calls that run the autograd engine.
 AUTOGRAD_METHODS = frozenset({"backward"})
+# Tensor methods that change autograd's bookkeeping of a tensor, which Dynamo 2.13 cannot trace
+# under AOT autograd (it breaks the graph; a region holding one makes no graph at all).
+AUTOGRAD_STATE_METHODS = frozenset({"retain_grad"})
 AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
 
 # Python I/O.

@@ -159,9 +159,11 @@ def is_user_file(filename: str) -> bool:
 
 # Dynamo's break reasons, by the words they use, to carve's rule codes (first match wins).
 _DYNAMO_REASON_RULES = (
+    (("recompile limit",), "CRV020"),
     (("graph_break",), "CRV001"),
     (("skip_frame",), "CRV002"),
     (("print", "logging", "logger", "builtins.input", "open("), "CRV003"),
+    (("generic_jump", "data-dependent branching"), "CRV005"),
     (("nonzero", "dynamic shape operator", "dynamic output shape", "unique", "masked_select"), "CRV009"),
     (("item", "_local_scalar_dense", "data-dependent", "data dependent", "tolist", "numpy", "__bool__",
       "tensor.__int__", "tensor.__float__", "unbacked"), "CRV004"),
@@ -175,6 +177,8 @@ _DYNAMO_REASON_RULES = (
 def rule_for_dynamo_reason(reason: str) -> str:
     """carve's rule code for a graph break Dynamo reported (CRV017 when none fits)."""
     text = reason.lower()
+    if "marked as skipped" in text and "`torch." in text:
+        return "CRV015"  # how Dynamo names a torch function disallowed in graphs
     for words, code in _DYNAMO_REASON_RULES:
         if any(word in text for word in words):
             return code
@@ -191,6 +195,10 @@ class _CarveCaptureConfig:
     def __init__(self) -> None:
         self.active = 0  # depth of carve's Dynamo calls in progress (compiles start inside them)
         self.compiles = 0  # Dynamo compiles started in this process (a cheap "did it compile?")
+        # What each compile met that Dynamo does not support, in order (some never reach Dynamo's
+        # list of graph-break reasons: `skip_frame()`, `retain_grad()`, which skip the frame).
+        self.unsupported_met: list[str] = []
+        self._unsupported_at_start: list[dict] = []
         self._saved: list = []
         from torch._dynamo.callback import callback_handler
 
@@ -213,12 +221,17 @@ class _CarveCaptureConfig:
 
     def _start(self, _args: Any) -> None:
         self.compiles += 1
+        self._unsupported_at_start.append(dict(torch._dynamo.utils.counters["unimplemented"]))
         config = torch._dynamo.config
         self._saved.append(config.skip_nnmodule_hook_guards)
         if self.active:
             config.skip_nnmodule_hook_guards = False
 
     def _end(self, _args: Any) -> None:
+        if self._unsupported_at_start:
+            before = self._unsupported_at_start.pop()
+            now = torch._dynamo.utils.counters["unimplemented"]
+            self.unsupported_met.extend(reason for reason, count in now.items() if count != before.get(reason, 0))
         if self._saved:
             torch._dynamo.config.skip_nnmodule_hook_guards = self._saved.pop()
 
@@ -234,6 +247,27 @@ def global_hooks_state() -> tuple[Any, ...]:
 def dynamo_unsupported_counts() -> dict[str, int]:
     """How often Dynamo has met each unsupported construct so far (a baseline for the next call)."""
     return dict(torch._dynamo.utils.counters["unimplemented"])
+
+
+def dynamo_guards(code: types.CodeType) -> list[list[str]]:
+    """The guards of each version Dynamo compiled of `code`, newest first, one line per guard
+    (`TENSOR_MATCH: check_tensor(L['x'], ..., size=[3], stride=[1])`, `EQUALS_MATCH: L['n'] == 2`)."""
+    entries = _eval_frame._debug_get_cache_entry_list(code)
+    versions = []
+    for entry in entries:
+        lines = []
+        for line in str(entry.guard_manager).splitlines():
+            text = line.lstrip("| ").removeprefix("+- ")
+            if text and not text.startswith(("GuardManager", "RootGuardManager", "TREE_GUARD_MANAGER")) \
+                    and not text.startswith(("DictGuardManager", "DictSubclassGuardManager")):
+                lines.append(text.split("  #", 1)[0].rstrip())
+        versions.append(lines)
+    return versions
+
+
+def dynamo_unsupported_total() -> int:
+    """How many unsupported constructs Dynamo has met so far, all kinds together."""
+    return sum(torch._dynamo.utils.counters["unimplemented"].values())
 
 
 def dynamo_skipped_frame(code: types.CodeType, baseline: dict[str, int]) -> str | None:
@@ -258,6 +292,16 @@ def is_observed_exception(error: BaseException) -> bool:
 # refusal as `torch._dynamo.exc.Unsupported`, and catches carve's the same way.
 DynamoUnsupported = torch._dynamo.exc.Unsupported
 DYNAMO_UNSUPPORTED = (DynamoUnsupported,)
+# The backend raised while compiling a graph Dynamo handed it.
+DYNAMO_BACKEND_FAILED = (torch._dynamo.exc.BackendCompilerFailed,)
+
+
+def backend_error_text(error: BaseException) -> str:
+    """The backend's own exception, as `RuntimeError: backend exploded`."""
+    inner = getattr(error, "inner_exception", None) or error.__cause__ or error
+    return f"{type(inner).__name__}: {inner}"
+
+
 # Raised while Dynamo traces, before the frame runs: the user's code fails on these inputs (a shape
 # mismatch met on fake tensors); running it as written raises eager's own exception.
 DYNAMO_TRACE_ERRORS = (torch._dynamo.exc.TorchRuntimeError,)

@@ -106,7 +106,9 @@ class DynamoCapture:
 
     def __init__(self, fn: Callable[..., Any], options: CompileOptions, *, name: str, filename: str,
                  first_line: int) -> None:
-        self.fn = fn
+        # Its own code object: Dynamo keeps one cache (and recompile limit) per code object, and
+        # two regions over one function (a test's, a whole call's) must not share entries.
+        self.fn = _fresh_code_copy(fn) if isinstance(fn, types.FunctionType) else fn
         self.options = options
         self.dynamic = options.dynamic
         self.name = name
@@ -117,6 +119,8 @@ class DynamoCapture:
                                       float_safe_backend=compat.dynamo_backend("aot_eager", None, self.dynamic),
                                       label=f"region {name} ({filename}:{first_line})")
         self._variants: dict = {}
+        # The functions Dynamo captures (the strict modes capture copies: one cache each).
+        self._variant_functions: list = []
         # Dynamo's permissive capture, once made: what a steady-state call runs.
         self._permissive: Callable[..., Any] | None = None
         self.break_events: list[BreakEvent] = []
@@ -130,12 +134,21 @@ class DynamoCapture:
         # Wall time of each call that compiled (Dynamo's trace included), for carve.explain.
         self.compile_seconds: list[float] = []
         self.skipped = False
+        # Why the backend could not compile the region's graph (the region then runs as Python).
+        self.backend_failure: str | None = None
         self._unsupported_before = compat.dynamo_unsupported_counts()
         # Layer classes compiled once (runtime/repeated_blocks.py), per model the region is called
         # with (one compiled forward serves every instance of a model class).
         self._marks_layers = options.uses_inductor
         # The layer classes the last marked call compiled once (for carve.explain).
         self.layers_compiled_once: tuple = ()
+
+    def rebind(self, fn: Callable[..., Any]) -> None:
+        """Capture `fn` from now on (the same code over other closure cells)."""
+        self.fn = _fresh_code_copy(fn) if isinstance(fn, types.FunctionType) else fn
+        self._variants = {}
+        self._variant_functions = []
+        self._permissive = None
 
     @property
     def compiles(self) -> int:
@@ -150,6 +163,7 @@ class DynamoCapture:
             fn = self.fn
             if mode != "permissive" and isinstance(fn, types.FunctionType):
                 fn = _fresh_code_copy(fn)
+            self._variant_functions.append(fn)
             optimized = compat.dynamo_optimize(fn, self.recorder, fullgraph=mode == "fullgraph",
                                                dynamic=self.dynamic,
                                                recompile_limit=self.options.recompile_limit)
@@ -179,6 +193,7 @@ class DynamoCapture:
             config.ensure_registered()
         config.active += 1
         compiles = config.compiles
+        unsupported_seen = len(config.unsupported_met)
         started = time.perf_counter()
         try:
             permissive = self._permissive
@@ -194,6 +209,15 @@ class DynamoCapture:
                 # so running it as written raises the user's own exception, as eager does.
                 return self.fn(*args)
             raise self._error(error) from None
+        except compat.DYNAMO_BACKEND_FAILED as error:
+            if mode != PERMISSIVE or compat.failed_in_resume_function(error):
+                raise  # the user asked for the graph; or what ran before the graph would run twice
+            # carve's or the backend's failure must not cost the user a result: Python from now on.
+            self.backend_failure = f"backend {self.options.backend_name!r} failed: {compat.backend_error_text(error)}"
+            log.log_once(("backend", self.filename, self.first_line), log.warnings_log, logging.WARNING,
+                         "carve: region %s (%s:%d) runs eagerly: %s", self.name, self.filename, self.first_line,
+                         self.backend_failure)
+            return self.fn(*args)
         except compat.DYNAMO_TRACE_ERRORS as error:
             if compat.failed_in_resume_function(error):
                 # Running the region again would repeat what ran before its graph break: the
@@ -204,6 +228,9 @@ class DynamoCapture:
             config.active -= 1
         if len(reasons) != seen_reasons:
             self._record_breaks(reasons[seen_reasons:])
+        elif len(config.unsupported_met) != unsupported_seen:
+            # Dynamo gave up on the frame without a graph-break reason: said at the region's line.
+            self._record_unsupported(config.unsupported_met[unsupported_seen:])
         if config.compiles != compiles:
             # Dynamo's tracing, the backend and the first run of the graph: what the user waited.
             self.compile_seconds.append(time.perf_counter() - started)
@@ -308,6 +335,18 @@ class DynamoCapture:
             self.break_events.append(event)
             log.log_graph_break(event)
 
+    def _record_unsupported(self, reasons: list[str]) -> None:
+        for reason in reasons:
+            title = reason.split("\n", 1)[0]
+            key = (compat.rule_for_dynamo_reason(reason), (self.filename, self.first_line), title)
+            if key in self._seen_breaks:
+                continue
+            self._seen_breaks.add(key)
+            event = BreakEvent(key[0], " ".join(reason.split("Developer debug context")[0].split())[:400],
+                               self.filename, self.first_line)
+            self.break_events.append(event)
+            log.log_graph_break(event)
+
     def _error(self, error: BaseException) -> GraphBreakError:
         stack = list(getattr(error, "real_stack", None) or [])
         if not stack and error.__traceback__ is not None:
@@ -331,8 +370,11 @@ class DynamoCapture:
 
     # ---- carve.explain ----------------------------------------------------------------------
 
-    def describe_guards(self) -> list[str]:
-        return [f"captured by torch._dynamo: Dynamo's guards ({self.filename}:{self.first_line})"]
+    def describe_guards(self) -> list[list[str]]:
+        """Dynamo's guards of each version it compiled of the region, one line per guard."""
+        codes = {id(fn.__code__): fn.__code__ for fn in [self.fn, *self._variant_functions]
+                 if isinstance(fn, types.FunctionType)}
+        return [lines for code in codes.values() for lines in compat.dynamo_guards(code)]
 
 
 __all__ = ["DynamoCapture", "GraphRecorder"]

@@ -34,7 +34,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from . import capture_policy, cost_check, kernel_builds, log, state
+from . import capture_policy, compat, cost_check, kernel_builds, log, state
 from .capture_policy import CapturePath
 from .config import CompileOptions
 from .dynamo_capture import DynamoCapture
@@ -55,7 +55,6 @@ class GraphRegion:
 
     def __init__(self, fn: Callable[..., Any], *, name: str, options: CompileOptions, filename: str,
                  first_line: int, last_line: int) -> None:
-        self.fn = fn
         self.name = name
         self.options = options
         self.filename = filename
@@ -67,6 +66,7 @@ class GraphRegion:
         self.eager_reason: str | None = None if hasattr(fn, "__code__") else "not a Python function"
         self.eager = self.eager_reason is not None
         self.capture = DynamoCapture(fn, options, name=name, filename=filename, first_line=first_line)
+        self.fn = fn
         self.capture.on_skip = self._skipped
         self.break_events = self.capture.break_events
         # Until its first capture: a region that cannot take another path and makes no graph runs
@@ -78,6 +78,17 @@ class GraphRegion:
         self.__name__ = getattr(fn, "__name__", name)
         self.__qualname__ = getattr(fn, "__qualname__", name)
         self.__wrapped__ = fn
+
+    @property
+    def fn(self) -> Callable[..., Any]:
+        return self._fn
+
+    @fn.setter
+    def fn(self, fn: Callable[..., Any]) -> None:
+        # The compiler rebinds a region function's closure to the user's own cells after making
+        # the region: Dynamo must capture that function, reading the cells the user's code writes.
+        self._fn = fn
+        self.capture.rebind(fn)
 
     # ---- stats for carve.explain ------------------------------------------------------------
 
@@ -101,7 +112,8 @@ class GraphRegion:
 
     @property
     def guards(self) -> list[list[str]]:
-        return [self.capture.describe_guards()] if self.capture.recorder.graphs else []
+        """Dynamo's guards of each compiled version (one line per guard)."""
+        return self.capture.describe_guards()
 
     @property
     def compile_times(self) -> list[float]:
@@ -124,12 +136,21 @@ class GraphRegion:
     def _compiled_call(self, args: tuple) -> Any:
         capture = self.capture
         if not self._watch_for_no_graph:
-            return capture(args, capture_policy.break_mode(self.options.fullgraph))
-        compiles = capture.compiles
+            out = capture(args, capture_policy.break_mode(self.options.fullgraph))
+        else:
+            out = self._first_capture(args)
+        if capture.backend_failure is not None:
+            self.eager_reason, self.eager = capture.backend_failure, True
+        return out
+
+    def _first_capture(self, args: tuple) -> Any:
+        capture = self.capture
+        compiles, unsupported = capture.compiles, compat.dynamo_unsupported_total()
         out = capture(args, capture_policy.break_mode(self.options.fullgraph))
         if capture.compiles != compiles:
             self._watch_for_no_graph = False
-            if not capture.recorder.graphs and not capture.break_events and not capture.skipped:
+            if not capture.recorder.graphs and not capture.break_events and not capture.skipped \
+                    and capture.backend_failure is None and compat.dynamo_unsupported_total() == unsupported:
                 # Straight-line code that ran no tensor operation runs none on any call: no graph
                 # can come of it, and Dynamo's guards on its values would only trace it again.
                 self.eager_reason = "no tensor operations"

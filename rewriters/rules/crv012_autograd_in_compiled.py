@@ -3,6 +3,7 @@
     loss = model(x).sum()
     loss.backward()                 # CRV012: call .backward() outside the compiled function
     g, = torch.autograd.grad(loss, [w])          # CRV012
+    y.retain_grad()                 # CRV012: Dynamo cannot trace it under AOT autograd
     y = x.detach()                  # not flagged: an ordinary graph op
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from carve.rewriters.checks.context import CheckContext, method_name
-from carve.rewriters.op_tables import AUTOGRAD_FUNCTIONS, AUTOGRAD_METHODS
+from carve.rewriters.op_tables import AUTOGRAD_FUNCTIONS, AUTOGRAD_METHODS, AUTOGRAD_STATE_METHODS
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
 RULE = Rule(
@@ -20,7 +21,7 @@ RULE = Rule(
     "which torch.compile does not trace (compiled autograd aside).",
     "Compile the forward computation and call .backward() outside it.",
     Strategy.DONT_COMPILE,
-    what="Flags `.backward()` calls and `torch.autograd.grad` / `torch.autograd.backward`.",
+    what="Flags `.backward()` calls, `torch.autograd.grad` / `torch.autograd.backward`, and `.retain_grad()`.",
     why="torch.compile captures the forward pass and derives the backward graph itself (AOTAutograd); a call "
         "into the autograd engine in the middle of the forward cannot be part of that graph.",
     bad_example="loss = model(x).sum()\nloss.backward()",
@@ -34,5 +35,8 @@ RULE = Rule(
 def check_call(call: cst.Call, ctx: CheckContext):
     if method_name(call) in AUTOGRAD_METHODS:
         yield Violation(RULE.code, ".backward() runs the autograd engine inside compiled code")
+    elif method_name(call) in AUTOGRAD_STATE_METHODS:
+        yield Violation(RULE.code, f".{method_name(call)}() changes autograd's bookkeeping of a tensor, which "
+                                   "torch.compile cannot trace under AOT autograd")
     elif ctx.qualified(call.func) in AUTOGRAD_FUNCTIONS:
         yield Violation(RULE.code, f"{ctx.dotted(call.func)}() runs the autograd engine inside compiled code")

@@ -70,7 +70,7 @@ def test_graph_break_error_text_reads_from_rules():
     text = str(err)
     assert text.splitlines()[0] == f"{__file__}:1: CRV003 {r.title}: print() has a side effect a graph cannot hold"
     assert r.explanation in text and f"hint: {r.hint}" in text and f"strategy: {r.strategy.value}" in text
-    assert err.source_line == '"""Guards\' descriptions and failure reasons, GraphBreakError text, CARVE_LOGS parsing."""'
+    assert err.source_line == '"""A region\'s cache, checked by changing between calls every value its graph depends on;'
     assert err.hint == r.hint and err.strategy == r.strategy.value
     assert isinstance(err, RuntimeError)
 

@@ -1064,4 +1064,4 @@ def test_a_region_without_tensor_operations_runs_as_python(caplog):
         compiled = differential(scenario, backends=BOTH)
     # No trace per value, no recompile limit reached: the arithmetic region runs as Python.
     assert not [r for r in caplog.records if "recompile" in r.getMessage()]
-    assert sorted(paths(compiled[0])) == ["eager", "fast"]
+    assert sorted(paths(compiled[0])) == ["dynamo", "eager"]
