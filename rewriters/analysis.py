@@ -36,7 +36,7 @@ from carve.rewriters.callees import CalleeInfo, CalleeKind, CallResolver, Module
 from carve.rewriters.checks import CheckContext
 from carve.rewriters.walk import import_table, walk
 from carve.rewriters.findings import Finding, Violation
-from carve.rewriters.names import dotted_name
+from carve.rewriters.names import ImportTable, dotted_name
 from carve.rewriters.rules import (
     CALL_CHECKS, CALLEE_CHECKS, IF_EXPRESSION_CHECKS, SUBSCRIPT_CHECKS, USER_CALLEE_CHECKS, rule,
 )
@@ -47,6 +47,7 @@ from carve.rewriters.rules import crv007_break_in_try as break_in_try
 from carve.rewriters.rules import crv008_break_in_with as break_in_with
 from carve.rewriters.rules import crv010_generator as generator_rule
 from carve.rewriters.rules import crv011_async as async_rule
+from carve.rewriters.rules import crv012_autograd_in_compiled as autograd_rule
 from carve.rewriters.rules import crv019_python_side_effect as side_effects
 from carve.rewriters.rules import crv022_handler_misses_graph_error as handler_misses_graph_error
 from carve.rewriters.scopes import OwnScopeVisitor
@@ -68,6 +69,11 @@ RESUMABLE_CONTEXT_MANAGERS = frozenset({
     "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.enable_grad",
     "torch.autograd.grad_mode.set_grad_enabled", "torch.autograd.grad_mode.inference_mode",
 }) | PROFILER_CONTEXT_MANAGERS
+# Context managers under which nothing computed records an autograd graph.
+GRAD_DISABLING_CONTEXT_MANAGERS = frozenset({
+    "torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
+    "torch.autograd.grad_mode.inference_mode",
+})
 # torch's context managers Dynamo records in a graph (its state changes become graph nodes), so a
 # `with` block of theirs can be one graph region even where a break inside it is not resumable.
 TRACEABLE_CONTEXT_MANAGERS = RESUMABLE_CONTEXT_MANAGERS | frozenset({
@@ -101,6 +107,15 @@ class FunctionAnalysis:
     # Lines a run found must run as Python (a break met while tracing, a loop Dynamo skipped):
     # the partition never keeps them inside a region on the bet that they are not reached.
     forced_lines: set[int] = field(default_factory=set)
+    # The calls CRV012 reports (`.backward()`, `torch.autograd.grad`, ...), each with its qualified
+    # name (`torch.autograd.grad`; `loss.backward` for the method): what the backward passes
+    # among them back-propagate from decides where graph regions end (rewriters/backward_roots.py).
+    autograd_calls: list[tuple[cst.Call, str | None]] = field(default_factory=list)
+    # id(With) of `with torch.no_grad():` blocks (and inference_mode): what they compute carries no
+    # autograd graph.
+    grad_disabled_blocks: set[int] = field(default_factory=set)
+    # The module's imports, to resolve what the function's calls call (`F.relu` -> torch.nn.functional.relu).
+    imports: ImportTable = field(default_factory=ImportTable)
 
     def findings_of(self, node: cst.CSTNode) -> list[Finding]:
         return self.statement_findings.get(id(node), [])
@@ -150,7 +165,7 @@ def analyze_function(
     forced_breaks: dict[int, tuple[str, str]] | None = None,
 ) -> FunctionAnalysis:
     """Findings of `func`. `forced_breaks` maps a line to (code, message) found while tracing."""
-    analysis = FunctionAnalysis(func, forced_lines=set(forced_breaks or ()))
+    analysis = FunctionAnalysis(func, forced_lines=set(forced_breaks or ()), imports=module.imports)
     oracles: list[Callable[[str], bool | None]] = [
         oracle for r in (resolver, module.static_resolver) if (oracle := getattr(r, "returns_tensor", None))]
 
@@ -270,6 +285,8 @@ class _FunctionWalker:
                 self.analysis.torch_context_managers.add(id(statement))
             if self._resumable(statement):
                 self.analysis.resumable_context_managers.add(id(statement))
+            if self._entered_all_in(statement, GRAD_DISABLING_CONTEXT_MANAGERS):
+                self.analysis.grad_disabled_blocks.add(id(statement))
         elif isinstance(statement, handler_misses_graph_error.STATEMENTS):
             # A handler that must see what the body's tensor operations raise on data: the try
             # stays Python, so a graph of its body raises inside it.
@@ -311,11 +328,13 @@ class _FunctionWalker:
         walk(node, visitor)
 
     def check_call(self, owner: cst.CSTNode, call: cst.Call) -> None:
+        qualified = self.ctx.qualified(call.func)
         for check in CALL_CHECKS:
             for violation in check(call, self.ctx):
                 self._record(owner, self._finding(violation, call, owner=owner))
+                if violation.code == autograd_rule.RULE.code:
+                    self.analysis.autograd_calls.append((call, qualified))
         dotted = dotted_name(call.func)
-        qualified = self.ctx.qualified(call.func)
         for resolver in self.resolvers:
             info = resolver.resolve(call, dotted, qualified)
             if info is not None:

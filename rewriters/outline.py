@@ -65,6 +65,7 @@ from typing import TypeVar, cast
 import libcst as cst
 
 from carve.rewriters.analysis import FunctionAnalysis, ModuleContext, child_blocks
+from carve.rewriters.backward_roots import BackwardRoots
 from carve.rewriters.bindings import Bindings, State
 from carve.rewriters.call_conversion import convert_calls
 from carve.rewriters.checkpoints import checkpoint, eager_comment
@@ -151,6 +152,8 @@ class _Outliner:
         self.func = func
         self.analysis = analysis
         self.dataflow: Dataflow = dataflow
+        # Which backward passes reach each statement: where the partition ends graph runs.
+        self.backward = BackwardRoots(analysis, dataflow)
         self.module = module
         self.regions_var = regions_var
         self.region_prefix = region_prefix
@@ -173,7 +176,7 @@ class _Outliner:
             whole = self.analysis.whole_function
             self.result.eager.append(EagerInfo(whole.line, [whole]))
         else:
-            items = partition_block(self.func.body, self.analysis, dataflow=self.dataflow)
+            items = partition_block(self.func.body, self.analysis, dataflow=self.dataflow, backward=self.backward)
         body = self._block(items, state=Bindings.entry(self.func, self.locals))
         new_func = self.func.with_changes(body=self.func.body.with_changes(body=body) if isinstance(self.func.body, cst.IndentedBlock) else cst.IndentedBlock(body=body))
         self.result.function = new_func
@@ -225,7 +228,8 @@ class _Outliner:
             self.hoisted_temps.update(hoisted.temps)
             self.locals.update(hoisted.temps)
             previous = out[self._graph_before(out, item, hoisted)] if out else None
-            if isinstance(previous, GraphRun) and not previous.ends_with_return:
+            if (isinstance(previous, GraphRun) and not previous.ends_with_return
+                    and self._same_backward(previous, item.statement)):
                 previous.statements.extend(hoisted.assignments)
             else:
                 out.append(GraphRun(list(hoisted.assignments)))
@@ -235,6 +239,13 @@ class _Outliner:
             else:
                 out.append(Compound(cast(cst.If, hoisted.statement), item.header_findings, item.blocks))
         return out
+
+    def _same_backward(self, run: GraphRun, statement: cst.CSTNode) -> bool:
+        """May work hoisted out of `statement` join `run`? Not when different backward passes
+        reach them (a backward through one would free the other's graph: see partition)."""
+        roots = self.backward.roots_of(statement)
+        run_roots = frozenset().union(*(self.backward.roots_of(s) for s in run.statements))
+        return not roots or not run_roots or roots == run_roots
 
     @staticmethod
     def _graph_before(out: list[Item], item: Item, hoisted: Hoisted) -> int:
@@ -352,7 +363,8 @@ class _Outliner:
         catches = isinstance(statement, (cst.Try, cst.With))
         # Not a line: a compound statement.
         compound = Compound(cast(cst.BaseCompoundStatement, statement), [],
-                            [partition_block(child, self.analysis, catches, dataflow=self.dataflow)
+                            [partition_block(child, self.analysis, catches, dataflow=self.dataflow,
+                                             backward=self.backward)
                              for child in child_blocks(statement)])
         return self._compound(compound, state)
 

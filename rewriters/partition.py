@@ -20,7 +20,9 @@ findings run eagerly, and compound statements that hold a finding (or are
 partitioned again, so the tensor work inside a loop or a try body is still
 compiled. Control flow (`return`/`break`/`continue`) therefore never crosses a
 region boundary: regions are straight-line code, and a `return` can only end
-one.
+one. In a function with two or more backward passes, a run also ends where the
+backward passes reaching its statements change (rewriters/backward_roots.py), so
+that each backward frees only the regions it reaches, as in eager.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import TypeGuard, cast
 import libcst as cst
 
 from carve.rewriters.analysis import FunctionAnalysis, child_blocks
+from carve.rewriters.backward_roots import BackwardRoots
 from carve.rewriters.dataflow import Dataflow
 from carve.rewriters.findings import Finding
 from carve.rewriters.liveness import target_names
@@ -124,13 +127,16 @@ def _source_line(statement: cst.CSTNode) -> str:
 def partition_block(
     block: cst.BaseSuite, analysis: FunctionAnalysis, guarded: bool = False, closures: "_Closures | None" = None,
     dataflow: Dataflow | None = None, loop_targets: frozenset[str] = frozenset(), in_loop: bool = False,
+    backward: BackwardRoots | None = None,
 ) -> list[Item]:
     """`guarded`: the block runs under a try or with, which may catch an exception raised
     mid-run; then each statement is its own region, so the statements before the one that
     raised have bound their names, as in eager. `dataflow`: the function's (built here if not
     given), which says what each statement reads and writes. `loop_targets`: the names the
     Python `for` loops around the block bind (see `_loop_indexed_load`). `in_loop`: the block
-    runs once per iteration of a Python loop (see `_loop_carried_update`)."""
+    runs once per iteration of a Python loop (see `_loop_carried_update`). `backward`: which
+    backward passes reach each statement (built here if not given); a run ends where they
+    change, so each backward frees only the regions it reaches (rewriters/backward_roots.py)."""
     items: list[Item] = []
     run: list[Statement] = []
     if dataflow is None:
@@ -138,11 +144,17 @@ def partition_block(
     if closures is None:
         closures = _Closures(dataflow)
         analysis.func.visit(closures)
+    if backward is None:
+        backward = BackwardRoots(analysis, dataflow)
+    # The backward passes reaching the run's statements (the same for all that any reaches).
+    run_roots: frozenset[int] = frozenset()
 
     def flush() -> None:
+        nonlocal run_roots
         if run:
             items.append(GraphRun(list(run)))
             run.clear()
+        run_roots = frozenset()
 
     for statement in _statements(block):
         if not run and _loop_indexed_load(statement, loop_targets) and not analysis.findings_of(statement):
@@ -151,6 +163,10 @@ def partition_block(
             flush()
             items.append(EagerStatement(statement, analysis.findings_of(statement), arguments_to_graph=True))
         elif _graph_statement(statement, analysis, dataflow, loop_depth=0, nested=False) and not closures.touched_by(statement):
+            roots = backward.roots_of(statement)
+            if roots and run_roots and roots != run_roots:
+                flush()
+            run_roots = roots or run_roots
             run.append(statement)
             if guarded or _returns_at_end(statement):
                 flush()
@@ -168,7 +184,7 @@ def partition_block(
             compound.blocks = [
                 partition_block(
                     child, analysis, catches and not (whole_body and child is compound.statement.body), closures,
-                    dataflow, targets, loops)
+                    dataflow, targets, loops, backward)
                 for child in child_blocks(statement)
             ]
             items.append(compound)
