@@ -31,7 +31,7 @@ from typing import Any
 
 from carve.block_screen import compiles_as_one_graph
 from carve.explanation import register_regionset, unregister_regionset
-from carve.pipeline import Build, build
+from carve.pipeline import Build, build, follow_defaults
 from carve.regionset import options_from
 from carve.runtime import repeated_blocks, state
 from carve.runtime.config import CompileOptions
@@ -267,6 +267,24 @@ class CompiledFunction:
     def __repr__(self) -> str:
         return f"<carve.compile of {self.fn.__qualname__} at {where(self.fn)}>"
 
+    # The function's defaults, read and rebound through the compiled object too: one set of
+    # defaults, which every call takes as it is then (as eager does).
+    @property
+    def __defaults__(self):
+        return self.fn.__defaults__
+
+    @__defaults__.setter
+    def __defaults__(self, value) -> None:
+        self.fn.__defaults__ = value
+
+    @property
+    def __kwdefaults__(self):
+        return self.fn.__kwdefaults__
+
+    @__kwdefaults__.setter
+    def __kwdefaults__(self, value) -> None:
+        self.fn.__kwdefaults__ = value
+
     def __call__(self, *args, **kwargs):
         if _is_dynamo_compiling() or _thread_state.disabled:
             # Dynamo is capturing a region that calls this function: it traces the body inline.
@@ -275,6 +293,10 @@ class CompiledFunction:
         impl = self._impl
         if impl is None:
             impl = self._make(args)
+        build = self._build
+        if build is not None and (build.function.__defaults__ is not self.fn.__defaults__
+                                  or build.function.__kwdefaults__ is not self.fn.__kwdefaults__):
+            follow_defaults(build.function, self.fn)  # rebound since the last call
         if self.options.fullgraph:
             with state.fullgraph_scope(True):
                 return impl(*args, **kwargs)
@@ -419,6 +441,9 @@ class WholeCall:
         # A Python function called with positional arguments is captured as itself, so Dynamo
         # sees its arguments as torch.compile would (an input iterator, a list, a module).
         self.positional = GraphRegion(target, **where_) if isinstance(target, types.FunctionType) else None
+        for region in (self.region, self.positional):
+            if region is not None:
+                region.capture_reason = "the whole call is one region"
         # What carve.explain reads of a RegionSet: the static findings, no eager statements.
         self.name, self.filename = name, where_["filename"]
         self.findings = findings or {}

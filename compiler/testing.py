@@ -19,7 +19,7 @@ two compilers can be compared on the same function:
         x = torch.randn(8)
         carve_step(x)
         torch_step(x)
-    print(carve_counts)   # CountingBackend(graphs=2, calls=2, ops_run=3): the first call ran the traces
+    print(carve_counts)   # CountingBackend(graphs=2, calls=4, ops_run=6)
     print(torch_counts)   # CountingBackend(graphs=2, calls=4, ops_run=6)
 
 By default a graph runs as its FX code (`gm.forward`), so results equal eager's exactly;

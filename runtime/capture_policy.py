@@ -34,10 +34,13 @@ class CapturePath(NamedTuple):
     reason: str
 
 
-def region_path(eager_reason: str | None, fullgraph: bool) -> CapturePath:
-    """The path of a region that runs as Python for `eager_reason` (None: it is captured)."""
+def region_path(eager_reason: str | None, fullgraph: bool, capture_reason: str | None = None) -> CapturePath:
+    """The path of a region that runs as Python for `eager_reason` (None: it is captured, for
+    `capture_reason` when the compiler gave one)."""
     if eager_reason is not None:
         return CapturePath(EAGER, eager_reason)
+    if capture_reason is not None:
+        return CapturePath(DYNAMO, capture_reason)
     if fullgraph:
         return CapturePath(DYNAMO, "fullgraph=True: Dynamo captures one graph or raises")
     return CapturePath(DYNAMO, "torch._dynamo captures every region")

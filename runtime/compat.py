@@ -189,7 +189,9 @@ class _CarveCaptureConfig:
     """Dynamo settings for compiles that carve starts, applied only while such a compile runs.
 
     Dynamo skips guards on module hooks by default (`skip_nnmodule_hook_guards`), so a hook
-    registered after the first call would be missed; carve wants every read guarded.
+    registered after the first call would be missed; carve wants every read guarded. AOT
+    autograd donates a backward's saved buffers by default, so a second backward through a
+    region's graph (`retain_graph=True`, as eager allows) would raise; carve turns it off.
     """
 
     def __init__(self) -> None:
@@ -223,9 +225,13 @@ class _CarveCaptureConfig:
         self.compiles += 1
         self._unsupported_at_start.append(dict(torch._dynamo.utils.counters["unimplemented"]))
         config = torch._dynamo.config
-        self._saved.append(config.skip_nnmodule_hook_guards)
+        functorch_config = torch._functorch.config
+        self._saved.append((config.skip_nnmodule_hook_guards, functorch_config.donated_buffer))
         if self.active:
             config.skip_nnmodule_hook_guards = False
+            # A backward donating its saved buffers cannot run twice: `loss.backward(retain_graph=True)`
+            # then a second backward, valid in eager, would raise.
+            functorch_config.donated_buffer = False
 
     def _end(self, _args: Any) -> None:
         if self._unsupported_at_start:
@@ -233,7 +239,7 @@ class _CarveCaptureConfig:
             now = torch._dynamo.utils.counters["unimplemented"]
             self.unsupported_met.extend(reason for reason, count in now.items() if count != before.get(reason, 0))
         if self._saved:
-            torch._dynamo.config.skip_nnmodule_hook_guards = self._saved.pop()
+            torch._dynamo.config.skip_nnmodule_hook_guards, torch._functorch.config.donated_buffer = self._saved.pop()
 
 
 CARVE_CAPTURE = _CarveCaptureConfig()

@@ -65,6 +65,8 @@ class GraphRegion:
         # Why the region runs as Python (None: Dynamo captures it); see capture_policy.region_path.
         self.eager_reason: str | None = None if hasattr(fn, "__code__") else "not a Python function"
         self.eager = self.eager_reason is not None
+        # Why Dynamo captures it, when there is more to say than that it captures every region.
+        self.capture_reason: str | None = None
         self.capture = DynamoCapture(fn, options, name=name, filename=filename, first_line=first_line)
         self.fn = fn
         self.capture.on_skip = self._skipped
@@ -95,7 +97,7 @@ class GraphRegion:
     @property
     def capture_path(self) -> CapturePath:
         """Who runs the region and why (capture_policy.region_path)."""
-        return capture_policy.region_path(self.eager_reason, self.options.fullgraph)
+        return capture_policy.region_path(self.eager_reason, self.options.fullgraph, self.capture_reason)
 
     @property
     def path(self) -> str:

@@ -772,7 +772,12 @@ def write_in_a_callee_then_read(a, b):
 
 
 @pytest.mark.parametrize("fn, backend", [
-    (write_then_read, "eager"), (write_then_read, "aot_eager"), (write_in_a_callee_then_read, "eager"),
+    (write_then_read, "eager"),
+    pytest.param(write_then_read, "aot_eager", marks=pytest.mark.xfail(
+        strict=True, reason="Dynamo (torch 2.13) does not guard which inputs share storage: a region it "
+        "compiled with aot_eager for distinct tensors, called with two views of one tensor, misses the write "
+        "(torch.compile(backend='aot_eager') does the same)")),
+    (write_in_a_callee_then_read, "eager"),
     pytest.param(write_in_a_callee_then_read, "aot_eager", marks=pytest.mark.xfail(
         strict=True, reason="Dynamo (torch 2.13) does not guard which inputs share storage: a region it "
         "compiled with aot_eager for distinct tensors, called with two views of one tensor, misses the write "

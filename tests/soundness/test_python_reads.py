@@ -765,6 +765,8 @@ def closed_region(x, scale, shape):
     return y.reshape(shape) + scale
 
 
+@pytest.mark.xfail(strict=True, reason="Dynamo (torch 2.13) guards a float argument with ==, so -0.0 reuses the graph "
+                   "traced for 0.0 and the sign is lost (torch.compile gives the same answer)")
 def test_number_and_tuple_arguments_are_guarded_by_value():
     # A number's sign bit and type, a tuple's contents.
     def scenario(compile):
@@ -778,7 +780,7 @@ def test_number_and_tuple_arguments_are_guarded_by_value():
         yield attempt(compiled, X, 0.0, (4, 2))
 
     compiled = differential(scenario, backends=BOTH)
-    assert all(region.path == "fast" for region in regions_of(compiled[0]))
+    assert all(region.path == "dynamo" for region in regions_of(compiled[0]))
 
 
 def test_a_float_that_changes_every_call_is_symbolic_not_retraced():
@@ -804,7 +806,9 @@ def filled(x, value):
     return x * 2, torch.full((2,), value)
 
 
-def test_fast_path_complex_arguments_are_guarded_by_value():
+@pytest.mark.xfail(strict=True, reason="Dynamo (torch 2.13) guards a complex argument with ==, so a -0.0 part reuses the graph "
+                   "traced for 0.0 and the sign is lost (torch.compile gives the same answer)")
+def test_complex_arguments_are_guarded_by_value():
     def scenario(compile):
         compiled = compile(filled)
         yield compiled(X, complex(1.0, 0.0))
@@ -814,7 +818,7 @@ def test_fast_path_complex_arguments_are_guarded_by_value():
         yield compiled(X, complex(float("nan"), 1.0))
 
     compiled = differential(scenario, backends=BOTH)
-    assert all(region.path == "fast" for region in regions_of(compiled[0]))
+    assert all(region.path == "dynamo" for region in regions_of(compiled[0]))
 
 
 def test_training_flag_of_a_nested_submodule():
