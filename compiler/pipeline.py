@@ -7,8 +7,12 @@
    earlier traces found (`forced_breaks`),
 3. partition and outline it (`carve.rewriters.outline`),
 4. generate the factory module, compile it with a line table pointing at the
-   user's file, and call the factory with a fresh `RegionSet` and `f`'s
-   closure, so regions and the rewritten function share `f`'s cells.
+   user's file, make the factory with `f`'s own closure cells and call it with
+   a fresh `RegionSet`: regions and the rewritten function share `f`'s cells
+   from the start.
+
+The rewritten function takes `f`'s defaults as they are at each call
+(`follow_defaults`): `f.__defaults__ = (5.0,)` after compiling is seen, as in eager.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import libcst as cst
 from carve.regionset import RegionSet
 from carve.resolver import LiveResolver, add_module_aliases
 from carve.rewriters.analysis import FunctionAnalysis, ModuleContext
-from carve.rewriters.codegen import FACTORY_NAME, LineTable, factory_module
+from carve.rewriters.codegen import CLOSURE_NAME, FACTORY_NAME, LineTable, factory_module
 from carve.rewriters.findings import Finding
 from carve.rewriters.loop_trip_counts import loops_in, python_loop_around_a_region
 from carve.rewriters.methods import MethodBodyOutsideClass
@@ -122,16 +126,21 @@ def build(fn, options: CompileOptions, args: tuple, forced_breaks: dict[int, tup
     regions.findings = {f.line: f for f in analysis.findings}
     namespace: dict = {}
     exec(code, fn.__globals__, namespace)
-    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    values = [_cell_value(cells[name]) for name in freevars]
-    function = _named_as(namespace[FACTORY_NAME](regions, *values), fn)
-    if cells:
-        function = _rebind_closure(function, cells)
-        for region in regions.regions:
-            region.fn = _rebind_closure(cast(types.FunctionType, region.fn), cells)  # a def `code` made
-    function.__defaults__ = fn.__defaults__
-    function.__kwdefaults__ = fn.__kwdefaults__
+    factory = namespace[CLOSURE_NAME]() if freevars else namespace[FACTORY_NAME]
+    if factory.__code__.co_freevars:
+        factory = _with_closure_of(factory, fn)
+    function = _named_as(factory(regions), fn)
+    follow_defaults(function, fn)
     return Build(function, regions, analysis, outlined, generated.text, source, dict(forced_breaks))
+
+
+def follow_defaults(function: types.FunctionType, fn) -> None:
+    """`function` takes `fn`'s defaults as they are now (called before each call of the rewritten
+    function: eager reads a function's defaults at the call, so rebinding them takes effect)."""
+    if function.__defaults__ is not fn.__defaults__:
+        function.__defaults__ = fn.__defaults__
+    if function.__kwdefaults__ is not fn.__kwdefaults__:
+        function.__kwdefaults__ = fn.__kwdefaults__
 
 
 def _fullgraph_refusal(
@@ -190,25 +199,13 @@ def _named_as(function: types.FunctionType, fn) -> types.FunctionType:
     return function
 
 
-def _cell_value(cell):
-    try:
-        return cell.cell_contents
-    except ValueError:  # not yet bound: the rebinding below gives the real cell
-        return None
-
-
-def _rebind_closure(function: types.FunctionType, cells: dict) -> types.FunctionType:
-    """The same function, reading and writing the original function's closure cells."""
-    code = function.__code__
-    if not code.co_freevars:
-        return function
-    assert function.__closure__ is not None  # it has free variables
-    closure = tuple(cells.get(name, cell) for name, cell in zip(code.co_freevars, function.__closure__))
-    rebound = types.FunctionType(code, function.__globals__, function.__name__, function.__defaults__, closure)
-    rebound.__kwdefaults__ = function.__kwdefaults__
-    rebound.__qualname__ = function.__qualname__
-    rebound.__dict__.update(function.__dict__)
-    return rebound
+def _with_closure_of(factory: types.FunctionType, fn) -> types.FunctionType:
+    """The factory made again with `fn`'s closure cells for its free variables (the names of
+    `fn`'s closure variables the generated code uses): every function it makes, the regions
+    and the rewritten function, then reads and writes `fn`'s variables themselves."""
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    closure = tuple(cells[name] for name in factory.__code__.co_freevars)
+    return types.FunctionType(factory.__code__, factory.__globals__, factory.__name__, None, closure)
 
 
 def _first_param(node: cst.FunctionDef) -> str | None:

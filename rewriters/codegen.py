@@ -12,14 +12,25 @@ replaced by its outlined form (everything else byte for byte):
                                             def f(x): ...
 
 `@carve.compile` compiles the same text for one function, wrapped in a
-factory so that the regions close over the function's closure cells:
+factory that makes the regions and the rewritten function for one RegionSet:
 
-    def __carve_factory__(_carve_f, <free variables of f>):
+    def __carve_factory__(_carve_f):
         from carve.rewriters.unbound import UNBOUND as _carve_unbound   # if a name may be unbound
         @_carve_f.graph(2, 3)
         def _f_graph_region_0(x): ...                                   # the region functions
         def __carve_compiled__(x): ...                                  # the rewritten f
         return __carve_compiled__
+
+When `f` has closure variables, the factory is defined inside a function that binds
+them, so they are free variables of the factory, and of every function it makes:
+
+    def __carve_closure__():
+        scale = None                        # only makes `scale` a closure variable here
+        def __carve_factory__(_carve_f): ...
+        return __carve_factory__
+
+The compiler then makes the factory again with `f`'s own closure cells, so the regions
+read and write `f`'s variables from their first call (a `nonlocal` rebinding is seen).
 
 The rewritten function is defined under a reserved name, so that `f` inside its body
 still means the module's `f` (a recursive call, `f.calls += 1`, a method `normalize`
@@ -39,11 +50,11 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from carve.rewriters.naming import COMPILED_FUNCTION_NAME, FACTORY_NAME, UNBOUND_IMPORT
+from carve.rewriters.naming import CLOSURE_NAME, COMPILED_FUNCTION_NAME, FACTORY_NAME, UNBOUND_IMPORT
 from carve.rewriters.outline import OutlinedFunction
 from carve.rewriters.templates import replace, replace_statement
 
-__all__ = ["FACTORY_NAME", "GeneratedCode", "LineTable", "factory_module"]
+__all__ = ["CLOSURE_NAME", "FACTORY_NAME", "GeneratedCode", "LineTable", "factory_module"]
 
 
 @dataclass
@@ -56,11 +67,12 @@ class GeneratedCode:
 def factory_module(
     outlined: OutlinedFunction, freevars: list[str], def_line: int, filename: str
 ) -> GeneratedCode:
-    """The decorator-path module: one factory function returning the rewritten function."""
+    """The decorator-path module: one factory function returning the rewritten function, inside
+    a function binding `freevars` when there are any (see the module docstring)."""
     # Decorators already wrap the carve.compile object; annotations would be evaluated again
     # without the user module's `from __future__ import annotations`; default values would be
     # evaluated again in the factory's scope (`def _fn(a, func=func)` names an enclosing local):
-    # the compiler gives the function the original's own default objects after.
+    # the compiler gives the function the original's own defaults, as they are at each call.
     # It is defined under a reserved name: the user's name inside its body is the user's.
     function = outlined.function.with_changes(decorators=(), leading_lines=(), returns=None,
                                               name=cst.Name(COMPILED_FUNCTION_NAME))
@@ -69,14 +81,23 @@ def factory_module(
     outlined.origins[id(function)] = (function, outlined.origins[id(outlined.function)][1])
     unbound_import = replace(UNBOUND_IMPORT, unbound=outlined.unbound_var) if outlined.uses_unbound else []
     factory = replace_statement(
-        "def factory(regions, freevars):\n"
+        "def factory(regions):\n"
         "    unbound_import\n"
         "    region_defs\n"
         "    function\n"
         "    return name\n",
-        factory=FACTORY_NAME, regions=outlined.regions_var, freevars=freevars, unbound_import=unbound_import,
+        factory=FACTORY_NAME, regions=outlined.regions_var, unbound_import=unbound_import,
         region_defs=outlined.region_defs, function=function, name=COMPILED_FUNCTION_NAME,
     )
+    if freevars:
+        factory = replace_statement(
+            "def closure():\n"
+            "    closure_variables\n"
+            "    factory_def\n"
+            "    return factory\n",
+            closure=CLOSURE_NAME, factory=FACTORY_NAME, factory_def=factory,
+            closure_variables=[replace_statement("name = None", name=name) for name in freevars],
+        )
     module = cst.Module(body=[factory])
     line_map = _line_map(module, outlined, def_line, filename)
     return GeneratedCode(module.code, line_map)

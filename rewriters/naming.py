@@ -26,6 +26,9 @@ import libcst as cst
 
 # The decorator path's factory (`carve.rewriters.codegen`): reserved, never handed out.
 FACTORY_NAME = "__carve_factory__"
+# The function around the factory that makes the user's closure variables free variables of the
+# factory, so the compiler can make the factory with the user's own closure cells.
+CLOSURE_NAME = "__carve_closure__"
 # The name the factory defines the rewritten function under: not the user's, which inside
 # the body must keep meaning what it means in the user's module (the global a recursive
 # call, a `f.calls += 1` or a method's same-named helper reads). The compiler names the
