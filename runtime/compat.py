@@ -229,9 +229,6 @@ class _CarveCaptureConfig:
         self._saved.append((config.skip_nnmodule_hook_guards, functorch_config.donated_buffer))
         if self.active:
             config.skip_nnmodule_hook_guards = False
-            # A backward donating its saved buffers cannot run twice: `loss.backward(retain_graph=True)`
-            # then a second backward, valid in eager, would raise.
-            functorch_config.donated_buffer = False
 
     def _end(self, _args: Any) -> None:
         if self._unsupported_at_start:
@@ -243,6 +240,10 @@ class _CarveCaptureConfig:
 
 
 CARVE_CAPTURE = _CarveCaptureConfig()
+# A backward donating its saved buffers cannot run twice: `loss.backward(retain_graph=True)` then a
+# second backward, valid in eager, raises. AOT autograd may compile a backward lazily, at its first
+# backward call, outside any carve call, so the setting is process-wide once carve is imported.
+torch._functorch.config.donated_buffer = False
 
 
 def global_hooks_state() -> tuple[Any, ...]:
