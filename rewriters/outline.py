@@ -28,7 +28,9 @@ from one `Namer` that reserves every name the function and its module use.
 A name bound on some paths only may be unbound where a region is called or
 returns (`carve.rewriters.bindings` says where): the call passes `UNBOUND`
 for it, and the unbound local is restored on the other side (see
-`carve.rewriters.unbound`):
+`carve.rewriters.unbound`). A region that reads such a name runs as Python
+(the function its decorator wraps) on a call where the name is unbound, so
+a compiled graph never sees `UNBOUND` as a value:
 
     def f(x, n):                            def _f_graph_region_0(last):
         for i in range(n):                      if last is _carve_unbound: del last
@@ -38,11 +40,17 @@ for it, and the unbound local is restored on the other side (see
                                                 for i in range(n):
                                                     last = _f_graph_region_1(x, i)
                                                 print(n)
-                                                return _f_graph_region_0(locals().get("last", _carve_unbound))
+                                                _carve_a0 = locals().get("last", _carve_unbound)
+                                                if _carve_a0 is _carve_unbound:
+                                                    return _f_graph_region_0.__wrapped__(_carve_a0)
+                                                else:
+                                                    return _f_graph_region_0(_carve_a0)
 
 so `f(x, 0)` raises eager's UnboundLocalError at the user's `return` line.
-A region never both receives `UNBOUND` for a name and reads that name
-where it may be unbound: the run is split there, or the statement runs as
+A name surely unbound where a region starts is no parameter of a region
+that binds it (it starts unbound there too); a region never both receives
+`UNBOUND` for a name and reads it where it may be unbound, nor reads a name
+it can only find unbound: the run is split there, or the statement runs as
 Python.
 
 Every emitted statement is recorded in `origins` with the original lines it
@@ -73,13 +81,13 @@ from carve.rewriters.findings import Finding
 from carve.rewriters.hoist import HOISTABLE_CODES, Hoisted, Hoister
 from carve.rewriters.dataflow import Dataflow
 from carve.rewriters.liveness import bound_names, local_names, region_inputs, region_outputs
-from carve.rewriters.naming import COMPILED_FUNCTION_NAME, FACTORY_NAME, UNBOUND_VAR, Namer
+from carve.rewriters.naming import CLOSURE_NAME, COMPILED_FUNCTION_NAME, FACTORY_NAME, UNBOUND_VAR, Namer
 from carve.rewriters.partition import (
     Compound, EagerStatement, GraphRun, Item, Statement, as_statement_line, is_simple as is_simple_line, loaded_names,
     partition_block, updated_container,
 )
 from carve.rewriters.names import integer_value
-from carve.rewriters.templates import MarkOrigin, replace, replace_expression, replace_statement
+from carve.rewriters.templates import BodyStatement, MarkOrigin, replace, replace_expression, replace_statement
 from carve.rewriters.tensors import NON_TENSOR_ATTRIBUTES, NON_TENSOR_METHODS, TensorInference
 
 N = TypeVar("N", bound=cst.CSTNode)
@@ -138,7 +146,7 @@ def outline_function(
     `dataflow`: the function's, when the caller built it already."""
     if namer is None:
         namer = Namer.for_nodes(module.module, func)
-        namer.reserve(FACTORY_NAME, COMPILED_FUNCTION_NAME)
+        namer.reserve(CLOSURE_NAME, FACTORY_NAME, COMPILED_FUNCTION_NAME)
     regions_var = namer.new(regions_var)
     if unbound_var is None:
         unbound_var = namer.new(UNBOUND_VAR)
@@ -335,15 +343,24 @@ class _Outliner:
         for name in [*outside, *(n for n in outputs if not surely_written.surely_bound(n))]:
             if name in self.locals and name not in params:
                 params.append(name)
-        # Coming in UNBOUND, a name is deleted again before the user's code runs, unless the
-        # region must hand it back (possibly still UNBOUND): then no read of it may see UNBOUND.
+        # A name the region must hand back possibly still UNBOUND passes through it untouched:
+        # no read of it may see UNBOUND.
         unbound_outputs = [n for n in outputs if not end.surely_bound(n)]
+        conflicts = set(unbound_outputs) & maybe_unbound_reads
+        # A name surely unbound where the region starts is no parameter when the region binds it:
+        # it starts as an unbound local of the region function, as it was in the user's.
+        binds = set().union(*(bound_names(statement) for statement in statements))
+        surely_unbound = [n for n in params if state.surely_unbound(n) and n not in unbound_outputs]
+        params = [n for n in params if n not in surely_unbound or n not in binds]
+        # One the region reads but never binds can only raise: that statement runs as Python.
+        conflicts |= {n for n in surely_unbound if n not in binds and n in maybe_unbound_reads}
         return _Plan(
             inputs=params,
             outputs=outputs,
-            deleted_on_entry=[n for n in params if not state.surely_bound(n) and n not in unbound_outputs],
+            unbound_reads=[n for n in params if not state.surely_bound(n) and n not in unbound_outputs
+                           and n in maybe_unbound_reads],
             unbound_outputs=unbound_outputs,
-            conflicts=set(unbound_outputs) & maybe_unbound_reads,
+            conflicts=conflicts,
         )
 
     def _live_after(self, statements: list[Statement]) -> frozenset[str] | set[str]:
@@ -379,7 +396,7 @@ class _Outliner:
         inputs, outputs = plan.inputs, plan.outputs
         self.result.regions.append(RegionInfo(name, first, last, inputs, outputs))
         unbound = self.unbound_var
-        if plan.deleted_on_entry or plan.unbound_outputs or any(not state.surely_bound(n) for n in inputs):
+        if plan.unbound_reads or plan.unbound_outputs or any(not state.surely_bound(n) for n in inputs):
             self.result.uses_unbound = True
 
         # The region function: the user's statements verbatim (their own nodes, each standing for its
@@ -389,8 +406,9 @@ class _Outliner:
         statements[0] = statements[0].with_changes(leading_lines=())
         for original, line in zip(run.statements, statements):
             self._origin(line, *self._lines(original), verbatim=True)
-        # An input that came in UNBOUND is unbound again before the user's code reads it.
-        restore = [_delete_if_unbound(n, unbound, self._glue(first, first)) for n in plan.deleted_on_entry]
+        # An input that came in UNBOUND is unbound again before the user's code reads it (this runs
+        # as Python only: the call site never hands UNBOUND to the compiled region, see below).
+        restore = [_delete_if_unbound(n, unbound, self._glue(first, first)) for n in plan.unbound_reads]
         # The outputs go back to the call site, unless the run returns from the function itself.
         returns = [] if run.ends_with_return or not outputs else replace(
             "return outputs", outputs=outputs, origin=self._glue(last, last))
@@ -408,30 +426,68 @@ class _Outliner:
         # The call site, which keeps the user's comments that stood before the run.
         glue = self._glue(first, last)
         emitted: list[cst.BaseStatement] = []
-        call = replace_expression("name(arguments)", name=name,
-                                  arguments=[self._argument(n, state, emitted, glue) for n in inputs])
-        if run.ends_with_return:
-            emitted += replace("return call", call=call, origin=glue)
-        elif not outputs:
-            emitted += replace("call", call=call, origin=glue)
+        arguments = [self._argument(n, state, emitted, glue, in_temporary=n in plan.unbound_reads) for n in inputs]
+        compiled_call = self._call(name, arguments, run, outputs, glue)
+        if not plan.unbound_reads:
+            emitted += compiled_call
         else:
-            emitted += replace("outputs = call", outputs=outputs, call=call, origin=glue)
+            # A name the region reads may be unbound: then the region runs as Python (its own
+            # function, which the decorator wraps), which raises eager's UnboundLocalError where
+            # eager does. A compiled graph never sees UNBOUND as a value.
+            temporaries = [cast(cst.Name, argument).value for n, argument in zip(inputs, arguments)
+                           if n in plan.unbound_reads]
+            test = replace_expression("temporary is unbound", temporary=temporaries[0], unbound=unbound)
+            for temporary in temporaries[1:]:
+                test = replace_expression("test or temporary is unbound", test=test, temporary=temporary,
+                                          unbound=unbound)
+            python = replace_expression("region.__wrapped__", region=name)
+            python_call = self._call(python, [argument.deep_clone() for argument in arguments], run, outputs, glue)
+            unbound_names = ", ".join(plan.unbound_reads)
+            branch = replace_statement(
+                """
+                if test:
+                    python_call
+                else:
+                    compiled_call
+                """,
+                test=test, python_call=python_call, compiled_call=compiled_call, origin=glue,
+            )
+            comment = cst.EmptyLine(comment=cst.Comment(
+                f"# carve: {unbound_names} may be unbound: then the region runs as Python, which raises "
+                "eager's UnboundLocalError"))
+            emitted.append(self._with_leading_lines(branch, [comment]))
         # An output that came back UNBOUND is unbound again, as eager left it.
         emitted += [_delete_if_unbound(n, unbound, glue) for n in plan.unbound_outputs]
         emitted[0] = self._with_leading_lines(emitted[0], leading)
         return emitted
 
+    def _call(self, region: str | cst.BaseExpression, arguments: list[cst.BaseExpression], run: GraphRun,
+              outputs: list[str], glue: MarkOrigin) -> list[BodyStatement]:
+        """`outputs = region(arguments)`, `region(arguments)` or `return region(arguments)`."""
+        call = replace_expression("region(arguments)", region=region, arguments=arguments)
+        if run.ends_with_return:
+            return replace("return call", call=call, origin=glue)
+        if not outputs:
+            return replace("call", call=call, origin=glue)
+        return replace("outputs = call", outputs=outputs, call=call, origin=glue)
+
     def _argument(
-        self, name: str, state: State, emitted: list[cst.BaseStatement], glue: MarkOrigin
+        self, name: str, state: State, emitted: list[cst.BaseStatement], glue: MarkOrigin, in_temporary: bool = False
     ) -> cst.BaseExpression:
-        """`name`, or UNBOUND where it is surely unbound, or whichever it is where it may be."""
+        """`name`, or UNBOUND where it is surely unbound, or whichever it is where it may be
+        (`in_temporary`: a name the call site tests, in a temporary of its own)."""
         if state.surely_bound(name):
             return cst.Name(name)
         if state.surely_unbound(name):
             return cst.Name(self.unbound_var)
         if not self.locals_shadowed:
-            return replace_expression("locals().get(key, unbound)",
-                                      key=cst.SimpleString(f'"{name}"'), unbound=self.unbound_var)
+            value = replace_expression("locals().get(key, unbound)",
+                                       key=cst.SimpleString(f'"{name}"'), unbound=self.unbound_var)
+            if not in_temporary:
+                return value
+            temp = self.temps.numbered("_carve_a")
+            emitted += replace("temp = value", temp=temp, value=value, origin=glue)
+            return cst.Name(temp)
         temp = self.temps.numbered("_carve_a")
         emitted += replace(
             """
@@ -564,9 +620,9 @@ def _has_operation(statement: cst.CSTNode) -> bool:
 class _Plan:
     inputs: list[str]
     outputs: list[str]
-    deleted_on_entry: list[str]   # inputs that may come in UNBOUND and are read
+    unbound_reads: list[str]      # inputs that may be unbound when the region is called, read where they may be
     unbound_outputs: list[str]    # outputs that may go out UNBOUND
-    conflicts: set[str]           # may go out UNBOUND, yet read where possibly unbound
+    conflicts: set[str]           # names no one region can carry: the statements reading them run as Python
 
 
 def _delete_if_unbound(name: str, unbound: str, glue: MarkOrigin) -> cst.BaseStatement:

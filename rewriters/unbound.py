@@ -21,14 +21,23 @@ an unbound local on the other side (AutoGraph's `Undefined`):
                                                 if y is _carve_unbound: del y
                                                 print(_carve_t0)
                                                 if flag:
-                                                    return _f_graph_region_1(locals().get("y", _carve_unbound))
+                                                    _carve_a0 = locals().get("y", _carve_unbound)
+                                                    if _carve_a0 is _carve_unbound:
+                                                        return _f_graph_region_1.__wrapped__(_carve_a0)
+                                                    else:
+                                                        return _f_graph_region_1(_carve_a0)
                                                 return x
 
 so the function binds what eager binds, and a read of a name eager would
 not have bound raises eager's `UnboundLocalError`, at the user's line.
 
-A module-level singleton of a plain class: torch._dynamo, which captures
-region functions, passes it through as a constant (guarded by identity).
+`UNBOUND` is never a value the user's code computes with. A compiled region
+may pass it through untouched (`_f_graph_region_0` above: torch._dynamo takes
+this module-level singleton of a plain class as a constant, guarded by
+identity), but a region that reads a name which is `UNBOUND` at the call runs
+as Python, the function its decorator wraps (`__wrapped__`): there the `del`
+makes the read raise as in eager. A graph is never traced through that `del`
+(Dynamo resuming after a graph break has put a deleted argument back).
 Nothing here imports torch; generated code imports `UNBOUND` from here.
 """
 

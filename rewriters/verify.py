@@ -83,8 +83,12 @@ class _RegionCalls(cst.CSTVisitor):
         self.found: list[tuple[str, int]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value in self.names:
-            self.found.append((node.func.value, len(node.args)))
+        func = node.func
+        # `region.__wrapped__(...)`: the region run as Python (a name it reads is unbound).
+        if isinstance(func, cst.Attribute) and func.attr.value == "__wrapped__":
+            func = func.value
+        if isinstance(func, cst.Name) and func.value in self.names:
+            self.found.append((func.value, len(node.args)))
 
 
 def _unmapped_statements(function: cst.FunctionDef, origins: dict) -> list[cst.CSTNode]:
