@@ -45,6 +45,7 @@ from carve.source import SourceUnavailable, where
 
 log = logging.getLogger("carve")
 _thread_state = state._state
+_NOT_SEEN = object()
 
 # Which model layers are compiled once (runtime/repeated_blocks.py) is decided from their source.
 repeated_blocks.screen = compiles_as_one_graph
@@ -258,6 +259,10 @@ class CompiledFunction:
         self._forced_breaks: dict[int, tuple[str, str]] = {}
         self._rebuilds = 0
         self._eager_reason: str | None = None
+        # The defaults the function had at the last call that went the slow way: while they are
+        # the same objects, the compiled version already took them.
+        self._defaults_seen: object = _NOT_SEEN
+        self._kwdefaults_seen: object = _NOT_SEEN
 
     def __get__(self, instance, owner=None):
         if instance is None:
@@ -286,6 +291,15 @@ class CompiledFunction:
         self.fn.__kwdefaults__ = value
 
     def __call__(self, *args, **kwargs):
+        impl = self._impl
+        if impl is not None and not _thread_state.scoped and not _is_dynamo_compiling():
+            fn = self.fn
+            if fn.__defaults__ is self._defaults_seen and fn.__kwdefaults__ is self._kwdefaults_seen \
+                    and not self.options.fullgraph:
+                return impl(*args, **kwargs)  # every call but the first, unless something changed
+        return self._call(args, kwargs)
+
+    def _call(self, args: tuple, kwargs: dict):
         if _is_dynamo_compiling() or _thread_state.disabled:
             # Dynamo is capturing a region that calls this function: it traces the body inline.
             # Under carve.disable it runs as written.
@@ -293,10 +307,12 @@ class CompiledFunction:
         impl = self._impl
         if impl is None:
             impl = self._make(args)
+        fn = self.fn
+        self._defaults_seen, self._kwdefaults_seen = fn.__defaults__, fn.__kwdefaults__
         build = self._build
-        if build is not None and (build.function.__defaults__ is not self.fn.__defaults__
-                                  or build.function.__kwdefaults__ is not self.fn.__kwdefaults__):
-            follow_defaults(build.function, self.fn)  # rebound since the last call
+        if build is not None and (build.function.__defaults__ is not fn.__defaults__
+                                  or build.function.__kwdefaults__ is not fn.__kwdefaults__):
+            follow_defaults(build.function, fn)  # rebound since the last call
         if self.options.fullgraph:
             with state.fullgraph_scope(True):
                 return impl(*args, **kwargs)

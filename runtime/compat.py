@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import os
+import time
 import types
 from collections.abc import Callable, Iterator
 from typing import Any, cast
@@ -189,9 +190,11 @@ class _CarveCaptureConfig:
     """Dynamo settings for compiles that carve starts, applied only while such a compile runs.
 
     Dynamo skips guards on module hooks by default (`skip_nnmodule_hook_guards`), so a hook
-    registered after the first call would be missed; carve wants every read guarded. AOT
-    autograd donates a backward's saved buffers by default, so a second backward through a
-    region's graph (`retain_graph=True`, as eager allows) would raise; carve turns it off.
+    registered after the first call would be missed; carve wants every read guarded.
+
+    `compiles` counts Dynamo's compiles: a call that sees it unchanged compiled nothing, met no
+    break and has nothing to report (the one read a steady-state call makes); `starts` says where
+    a call's compiles began in the break reasons, the unsupported list and the compile time.
     """
 
     def __init__(self) -> None:
@@ -201,6 +204,10 @@ class _CarveCaptureConfig:
         # list of graph-break reasons: `skip_frame()`, `retain_grad()`, which skip the frame).
         self.unsupported_met: list[str] = []
         self._unsupported_at_start: list[dict] = []
+        # Wall time spent in Dynamo's compiles so far (tracing and the backend), and their starts.
+        self.compile_seconds = 0.0
+        self._started: list[float] = []
+        self.starts: list[tuple[int, int, float]] = []
         self._saved: list = []
         from torch._dynamo.callback import callback_handler
 
@@ -222,21 +229,27 @@ class _CarveCaptureConfig:
             self._handler.register_end_callback(self._on_end)
 
     def _start(self, _args: Any) -> None:
+        # Where each compile started in the reports: a call that saw `compiles` go from k to more
+        # reads what its compiles added from starts[k] on.
+        self.starts.append((len(torch._dynamo.utils.graph_break_reasons), len(self.unsupported_met),
+                            self.compile_seconds))
         self.compiles += 1
+        self._started.append(time.perf_counter())
         self._unsupported_at_start.append(dict(torch._dynamo.utils.counters["unimplemented"]))
         config = torch._dynamo.config
-        functorch_config = torch._functorch.config
-        self._saved.append((config.skip_nnmodule_hook_guards, functorch_config.donated_buffer))
+        self._saved.append(config.skip_nnmodule_hook_guards)
         if self.active:
             config.skip_nnmodule_hook_guards = False
 
     def _end(self, _args: Any) -> None:
+        if self._started:
+            self.compile_seconds += time.perf_counter() - self._started.pop()
         if self._unsupported_at_start:
             before = self._unsupported_at_start.pop()
             now = torch._dynamo.utils.counters["unimplemented"]
             self.unsupported_met.extend(reason for reason, count in now.items() if count != before.get(reason, 0))
         if self._saved:
-            torch._dynamo.config.skip_nnmodule_hook_guards, torch._functorch.config.donated_buffer = self._saved.pop()
+            torch._dynamo.config.skip_nnmodule_hook_guards = self._saved.pop()
 
 
 CARVE_CAPTURE = _CarveCaptureConfig()

@@ -20,7 +20,6 @@ is a `GraphBreakError` naming that line.
 from __future__ import annotations
 
 import logging
-import time
 import types
 from collections.abc import Callable
 from typing import Any
@@ -122,7 +121,7 @@ class DynamoCapture:
         # The functions Dynamo captures (the strict modes capture copies: one cache each).
         self._variant_functions: list = []
         # Dynamo's permissive capture, once made: what a steady-state call runs.
-        self._permissive: Callable[..., Any] | None = None
+        self.permissive: Callable[..., Any] | None = None
         self.break_events: list[BreakEvent] = []
         self._seen_breaks: set = set()
         self._compiles_seen = 0
@@ -148,7 +147,7 @@ class DynamoCapture:
         self.fn = _fresh_code_copy(fn) if isinstance(fn, types.FunctionType) else fn
         self._variants = {}
         self._variant_functions = []
-        self._permissive = None
+        self.permissive = None
 
     @property
     def compiles(self) -> int:
@@ -181,64 +180,78 @@ class DynamoCapture:
             self._global_hooks = hooks
             self.fn = _fresh_code_copy(self.fn) if isinstance(self.fn, types.FunctionType) else self.fn
             self._variants = {}
-            self._permissive = None
+            self.permissive = None
 
     def __call__(self, args: tuple, mode: str) -> Any:
         if self._global_hooks or any(self._hook_registries):
             self._check_global_hooks()
-        reasons = _BREAK_REASONS
-        seen_reasons = len(reasons)
         config = _CAPTURE_CONFIG
         if config.on_start not in config.start_callbacks:
             config.ensure_registered()
-        config.active += 1
         compiles = config.compiles
-        unsupported_seen = len(config.unsupported_met)
-        started = time.perf_counter()
+        config.active += 1
         try:
-            permissive = self._permissive
-            if mode is PERMISSIVE and permissive is not None and not self._marks_layers:
-                out = permissive(*args)  # the steady state: Dynamo's guards, then its graph
-            else:
-                out = self._call_in_mode(args, mode)
-        except GraphBreakError:
-            raise  # carve's own (an Unsupported too), from a region nested in this one: already located
-        except compat.DYNAMO_UNSUPPORTED as error:
+            out = self._call_in_mode(args, mode)
+        except Exception as error:
+            out = self.failed(error, args, mode)
+        finally:
+            config.active -= 1
+        if config.compiles != compiles:
+            self.after(compiles)
+        return out
+
+    @property
+    def steady(self) -> bool:
+        """Whether a permissive call may go straight to `permissive` (GraphRegion.__call__'s
+        steady state), with `failed` and `after` for what it raised and did."""
+        return self.permissive is not None and not self._marks_layers and not self._global_hooks \
+            and not any(self._hook_registries)
+
+    def failed(self, error: Exception, args: tuple, mode: str) -> Any:
+        """What a call whose capture raised gives: the user's own exception, eager's result, or
+        carve's GraphBreakError naming the user's line."""
+        if isinstance(error, GraphBreakError):
+            raise error  # carve's own (an Unsupported too), from a region nested in this one: already located
+        if isinstance(error, compat.DYNAMO_UNSUPPORTED):
             if compat.is_observed_exception(error):
                 # The region's Python raises: under fullgraph Dynamo stops before running anything,
                 # so running it as written raises the user's own exception, as eager does.
                 return self.fn(*args)
             raise self._error(error) from None
-        except compat.DYNAMO_BACKEND_FAILED as error:
+        if isinstance(error, compat.DYNAMO_BACKEND_FAILED):
             if mode != PERMISSIVE or compat.failed_in_resume_function(error):
-                raise  # the user asked for the graph; or what ran before the graph would run twice
+                raise error  # the user asked for the graph; or what ran before the graph would run twice
             # carve's or the backend's failure must not cost the user a result: Python from now on.
             self.backend_failure = f"backend {self.options.backend_name!r} failed: {compat.backend_error_text(error)}"
             log.log_once(("backend", self.filename, self.first_line), log.warnings_log, logging.WARNING,
                          "carve: region %s (%s:%d) runs eagerly: %s", self.name, self.filename, self.first_line,
                          self.backend_failure)
             return self.fn(*args)
-        except compat.DYNAMO_TRACE_ERRORS as error:
-            if compat.failed_in_resume_function(error):
-                # Running the region again would repeat what ran before its graph break: the
-                # error stands, as under torch.compile (a RuntimeError naming the user's line).
-                raise
+        if isinstance(error, compat.DYNAMO_TRACE_ERRORS) and not compat.failed_in_resume_function(error):
+            # Raised while tracing, before the frame ran: running it as written raises eager's error.
+            # (After a graph break, running it again would repeat what ran before the break: the
+            # error stands, as under torch.compile.)
             return self.fn(*args)
-        finally:
-            config.active -= 1
-        if len(reasons) != seen_reasons:
-            self._record_breaks(reasons[seen_reasons:])
+        raise error
+
+    def after(self, compiles: int) -> None:
+        """Reports what a call's compiles did (the call began at `compiles`): breaks met, what
+        Dynamo gave up on, the compile time."""
+        config = _CAPTURE_CONFIG
+        if compiles >= len(config.starts):
+            return  # compiles counted before a reset of Dynamo's callbacks: nothing to read
+        reasons_seen, unsupported_seen, compile_seconds = config.starts[compiles]
+        if len(_BREAK_REASONS) > reasons_seen:
+            self._record_breaks(_BREAK_REASONS[reasons_seen:])
         elif len(config.unsupported_met) != unsupported_seen:
             # Dynamo gave up on the frame without a graph-break reason: said at the region's line.
             self._record_unsupported(config.unsupported_met[unsupported_seen:])
-        if config.compiles != compiles:
-            # Dynamo's tracing, the backend and the first run of the graph: what the user waited.
-            self.compile_seconds.append(time.perf_counter() - started)
-            if len(self.recorder.graphs) != self._compiles_seen:
-                self._log_compiles()
-            if not self.skipped:
-                self._check_skipped()
-        return out
+        # Dynamo's tracing and the backend's compile: what the user waited for.
+        self.compile_seconds.append(config.compile_seconds - compile_seconds)
+        if len(self.recorder.graphs) != self._compiles_seen:
+            self._log_compiles()
+        if not self.skipped:
+            self._check_skipped()
 
     def _call_in_mode(self, args: tuple, mode: str) -> Any:
         # Inference only: torch 2.13's nested regions give wrong gradients under Inductor.
@@ -247,7 +260,7 @@ class DynamoCapture:
             return self._run_with_layers_marked(layers, args, mode)
         out = self._run(args, mode)
         if mode is PERMISSIVE:
-            self._permissive = self._variants.get(PERMISSIVE)
+            self.permissive = self._variants.get(PERMISSIVE)
         return out
 
     def _run(self, args: tuple, mode: str) -> Any:
@@ -277,7 +290,7 @@ class DynamoCapture:
             repeated_blocks.compile_inline(layers)
             self.layers_compiled_once = ()
             self._variants = {}
-            self._permissive = None
+            self.permissive = None
             if isinstance(self.fn, types.FunctionType):
                 self.fn = _fresh_code_copy(self.fn)  # Dynamo's cache for the marked trace is not reused
             return self._run(args, mode)

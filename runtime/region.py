@@ -42,6 +42,9 @@ from .errors import BreakEvent, GraphBreakError
 
 _state = state._state
 _is_dynamo_compiling = torch.compiler.is_dynamo_compiling
+_torch_error_on_graph_break = compat.torch_error_on_graph_break
+_GLOBAL_MODULE_HOOKS = compat.global_module_hooks()
+_CAPTURE_CONFIG = compat.CARVE_CAPTURE
 
 
 class GraphRegion:
@@ -77,6 +80,8 @@ class GraphRegion:
         # Compiled or as Python, whichever is faster (cost_check.py); None once decided, and
         # under fullgraph, where the user asked for the graph.
         self._cost = cost_check.CostCheck() if cost_check.ENABLED and not options.fullgraph else None
+        # Set once the region's calls can go straight into Dynamo's capture (see __call__).
+        self._steady = False
         self.__name__ = getattr(fn, "__name__", name)
         self.__qualname__ = getattr(fn, "__qualname__", name)
         self.__wrapped__ = fn
@@ -127,6 +132,27 @@ class GraphRegion:
     # ---- the call ---------------------------------------------------------------------------
 
     def __call__(self, *args: Any) -> Any:
+        if self._steady and not _is_dynamo_compiling() and not _state.scoped and not _torch_error_on_graph_break() \
+                and not any(_GLOBAL_MODULE_HOOKS):
+            # The steady state: no carve scope, no hooks, a permissive call straight into Dynamo's
+            # compiled code (DynamoCapture.steady_call, inlined: this is every call's cost).
+            capture = self.capture
+            config = _CAPTURE_CONFIG
+            if config.on_start not in config.start_callbacks:
+                config.ensure_registered()
+            compiles = config.compiles
+            config.active += 1
+            try:
+                out = capture.permissive(*args)  # type: ignore[misc]  # set: _steady says so
+            except Exception as error:
+                out = capture.failed(error, args, capture_policy.PERMISSIVE)
+            finally:
+                config.active -= 1
+            if config.compiles != compiles:
+                capture.after(compiles)
+                if capture.backend_failure is not None:
+                    self._steady, self.eager_reason, self.eager = False, capture.backend_failure, True
+            return out
         if self.eager or _state.disabled or _is_dynamo_compiling():
             # Inside a Dynamo trace (a user's torch.compile, or a region calling a function
             # `carve rewrite` wrote), the trace inlines the region's code, not a second capture.
@@ -143,6 +169,8 @@ class GraphRegion:
             out = self._first_capture(args)
         if capture.backend_failure is not None:
             self.eager_reason, self.eager = capture.backend_failure, True
+        self._steady = self._cost is None and not self.eager and not self._watch_for_no_graph \
+            and not self.options.fullgraph and capture.steady
         return out
 
     def _first_capture(self, args: tuple) -> Any:

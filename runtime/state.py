@@ -26,6 +26,8 @@ class _State(threading.local):
         self.fullgraph = 0
         self.error_on_graph_break: list[bool] = []
         self.disabled = 0
+        # How many of the scopes above are open: 0 on the common path, one read for a region call.
+        self.scoped = 0
 
 
 _state = _State()
@@ -35,7 +37,9 @@ _state = _State()
 
 def push_fullgraph(enabled: bool = True) -> None:
     """Enter a fullgraph scope; enabled=False pushes nothing that could turn an outer one off."""
-    _state.fullgraph += 1 if enabled else 0
+    if enabled:
+        _state.fullgraph += 1
+        _state.scoped += 1
 
 
 def pop_fullgraph(enabled: bool = True) -> None:
@@ -43,6 +47,7 @@ def pop_fullgraph(enabled: bool = True) -> None:
         if _state.fullgraph <= 0:
             raise RuntimeError("carve: pop_fullgraph without push_fullgraph")
         _state.fullgraph -= 1
+        _state.scoped -= 1
 
 
 @contextmanager
@@ -60,10 +65,12 @@ def fullgraph_active() -> bool:
 
 def push_error_on_graph_break(flag: bool) -> None:
     _state.error_on_graph_break.append(bool(flag))
+    _state.scoped += 1
 
 
 def pop_error_on_graph_break() -> None:
     _state.error_on_graph_break.pop()
+    _state.scoped -= 1
 
 
 @contextmanager
@@ -91,7 +98,9 @@ def is_disabled() -> bool:
 def disabled_scope() -> Iterator[None]:
     """Run the body with carve off: compiled functions run their original code."""
     _state.disabled += 1
+    _state.scoped += 1
     try:
         yield
     finally:
         _state.disabled -= 1
+        _state.scoped -= 1
