@@ -40,6 +40,7 @@ from carve.rewriters.rules import crv017_untraceable as untraceable
 from carve.rewriters.rules import crv023_reads_own_frame as reads_own_frame
 from carve.rewriters.verify import OutlineVerificationError
 from carve.runtime.region import GraphRegion
+from carve.runtime.user_code import is_torch_file, is_user_code
 from torch.compiler import is_dynamo_compiling as _is_dynamo_compiling
 from carve.source import SourceUnavailable, where
 
@@ -222,20 +223,10 @@ def compiled_function_of(obj):
     return getattr(obj, "__carve_compiled__", None) if isinstance(obj, types.FunctionType) else None
 
 
-_TORCH_DIR: str | None = None
-
-
 def _is_torch_code(fn) -> bool:
     """torch's own Python (F.relu, torch's context-manager decorators): Dynamo traces it whole."""
-    global _TORCH_DIR
-    if _TORCH_DIR is None:
-        import os
-
-        import torch
-
-        _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
     code = getattr(fn, "__code__", None)
-    return code is not None and code.co_filename.startswith(_TORCH_DIR)
+    return code is not None and is_torch_file(code.co_filename)
 
 
 def _is_module(obj) -> bool:
@@ -663,7 +654,6 @@ def compile_nested(fn, options: CompileOptions):
         return _version(_nested_modules, fn, options, compiled_module, skip_local_definitions=False)
     if not isinstance(fn, types.FunctionType) or fn.__name__ == "<lambda>":
         return fn
-    from carve.resolver import is_user_code
     from carve.runtime.compat import Marker, classify_callable
 
     if not is_user_code(fn.__code__) or classify_callable(fn) is not Marker.NONE:

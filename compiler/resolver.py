@@ -18,12 +18,9 @@ from __future__ import annotations
 import builtins
 import functools
 import importlib
-import os
 import random
 import sys
-import sysconfig
 import types
-from typing import cast
 
 import libcst as cst
 
@@ -36,23 +33,12 @@ from carve.rewriters.rules import crv019_python_side_effect as python_side_effec
 from carve.rewriters.rules import crv022_handler_misses_graph_error as handler_misses_graph_error
 from carve.runtime import compat
 from carve.runtime.compat import Marker
+from carve.runtime.user_code import is_user_code
 
 from carve.source import SourceUnavailable, function_source
 
 IO_BUILTINS = {builtins.print, builtins.input, builtins.open, builtins.breakpoint}
 MAX_CALLEE_DEPTH = 4
-_LIBRARY_PREFIXES = tuple(
-    os.path.realpath(p) + os.sep
-    for p in {sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("purelib"),
-              sysconfig.get_paths().get("platlib"), os.path.dirname(os.__file__)}
-    if p
-)
-_CARVE_DIRS = tuple(
-    os.path.realpath(os.path.dirname(path)) + os.sep
-    # Packages with an __init__.py: their __file__ is set.
-    for path in cast("tuple[str, ...]", (
-        __file__, sys.modules["carve.runtime"].__file__, sys.modules["carve.rewriters"].__file__))
-)
 # code object -> CalleeInfo for analysed user functions (and None while in progress).
 _callee_cache: dict[types.CodeType, CalleeInfo | None] = {}
 
@@ -85,15 +71,6 @@ def _torch_context_manager_names() -> dict[int, str]:
             continue
         names.setdefault(id(value), dotted)
     return names
-
-
-def is_user_code(code: types.CodeType) -> bool:
-    """Code from the user's files: not the standard library, site-packages or carve itself."""
-    filename = code.co_filename
-    if filename.startswith("<") and not filename.startswith("<ipython"):
-        return False
-    real = os.path.realpath(filename)
-    return not real.startswith(_LIBRARY_PREFIXES) and not real.startswith(_CARVE_DIRS)
 
 
 class LiveResolver:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import os
 import time
 import types
 from collections.abc import Callable, Iterator
@@ -146,16 +145,6 @@ def is_dynamo_compiling() -> bool:
 def dynamo_error_on_graph_break(flag: bool) -> Any:
     """torch's own error_on_graph_break setting, which Dynamo reads while it traces."""
     return torch._dynamo.error_on_graph_break(flag)
-
-
-_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
-_CARVE_RUNTIME_DIR = os.path.dirname(__file__) + os.sep
-_STDLIB_DIR = os.path.dirname(os.__file__) + os.sep
-
-
-def is_user_file(filename: str) -> bool:
-    """A frame of the user's program: not torch, not carve's runtime, not the standard library."""
-    return not (filename.startswith((_TORCH_DIR, _CARVE_RUNTIME_DIR, _STDLIB_DIR)) or filename.startswith("<"))
 
 
 # Dynamo's break reasons, by the words they use, to carve's rule codes (first match wins).

@@ -30,6 +30,7 @@ from . import compat, kernel_builds, log, repeated_blocks
 from .config import CompileOptions
 from .capture_policy import PERMISSIVE
 from .errors import BreakEvent, GraphBreakError, source_line
+from .user_code import is_user_file
 
 
 _BREAK_REASONS = compat.dynamo_break_reasons()
@@ -316,7 +317,7 @@ class DynamoCapture:
     def _user_location(self, stack: list) -> tuple:
         """The line of the region's own frame in `stack` (its lines are the user's): the
         statement that breaks, or the call into the callee that breaks."""
-        user_frames = [f for f in (stack or []) if compat.is_user_file(getattr(f, "filename", "<"))]
+        user_frames = [f for f in (stack or []) if is_user_file(getattr(f, "filename", "<"))]
         for frame in user_frames:
             if frame.filename == self.filename and frame.name == getattr(self.fn, "__name__", None):
                 return frame.filename, frame.lineno, frame.name
@@ -328,7 +329,7 @@ class DynamoCapture:
     def _event(self, reason: str, stack: list) -> BreakEvent:
         filename, line, function = self._user_location(stack)
         user_stack = [(f.filename, f.lineno, f.name, source_line(f.filename, f.lineno))
-                      for f in (stack or []) if compat.is_user_file(f.filename)]
+                      for f in (stack or []) if is_user_file(f.filename)]
         code = compat.rule_for_dynamo_reason(reason)
         message = " ".join(reason.split())
         if len(message) > 400:
