@@ -1,6 +1,6 @@
 """Capture: the share of an eager run's torch-level ops that run inside compiled graphs.
 
-As DESIGN.md defines it:
+Defined as:
 
 - the denominator is the number of torch-level ops one eager call executes,
   counted with a `TorchFunctionMode` (`OpCounter`);

@@ -1,4 +1,4 @@
-"""Dynamic shapes: one model called with a mix of 12 sequence lengths (issue: dynamic shapes).
+"""Dynamic shapes: one model called with a mix of 12 sequence lengths.
 
     model = Encoder()                     # a TransformerEncoderLayer and a print between layers
     for length in LENGTHS (shuffled, repeated):

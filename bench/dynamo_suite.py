@@ -1,4 +1,4 @@
-"""carve against PyTorch's own Dynamo tests (issue 15).
+"""carve against PyTorch's own Dynamo tests.
 
 Runs PyTorch's `test/dynamo/` tests twice, each file in its own pytest subprocess, one
 process at a time:

@@ -1,5 +1,5 @@
 """First-call (compile) time on real models, each compiler in a fresh process with an empty
-Inductor cache: what a user waits for the first forward (issue 8).
+Inductor cache: what a user waits for the first forward.
 
     python bench/first_call.py                 # table of both compilers on every model
     python bench/first_call.py MODEL COMPILER  # one measurement (the subprocess each row runs)
@@ -88,7 +88,7 @@ def section(results: dict) -> str:
         "for gcc: the first calls run the graph's ops one by one while the kernels build "
         "(runtime/kernel_builds.py). *Kernels in use*: from the start of the first call until carve's "
         "compiled kernels are all built (torch.compile's are in use from its first call). The answer of the "
-        "first call and of a call after the kernels were built is compared with eager's. Target (issue 8): "
+        "first call and of a call after the kernels were built is compared with eager's. Target: "
         "carve's first call at most half of torch.compile's. One run per cell.",
         "",
         "| model | Inductor start-up | model's first call: torch.compile | carve | carve / torch.compile "

@@ -1,4 +1,4 @@
-"""Real models: eager vs torch.compile vs carve.compile, Inductor, one process (issue 8).
+"""Real models: eager vs torch.compile vs carve.compile, Inductor, one process.
 
     GPT-2 and Llama from transformers (small configs, random weights), and a nanoGPT-style GPT:
       forward      model(ids)                            under torch.no_grad()
@@ -193,7 +193,7 @@ def section(results: list) -> str:
         f"weights), batch {BATCH} x {LENGTH} tokens; Inductor for both compilers. Forward under `torch.no_grad()`; "
         "train step = forward with labels, backward, SGD step. Steady state: median time per call "
         "(torch.utils.benchmark, interleaved rounds). First call: compile included, indicative only (carve "
-        "runs after torch.compile in one process and Inductor's caches may serve both). Targets (issue 8): "
+        "runs after torch.compile in one process and Inductor's caches may serve both). Targets: "
         "steady state no slower than torch.compile; every result matches eager (`bench/models.py`).",
         "",
         "| model | task | eager | torch.compile | carve | carve / torch.compile | graphs (torch.compile / carve) "

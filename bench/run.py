@@ -1,4 +1,4 @@
-"""`make bench`: carve's benchmarks, as DESIGN.md ("How carve's success is measured") asks.
+"""`make bench`: carve's benchmarks, as docs/bench.md describes them.
 
 1. Speed (bench/speed.py): eager vs torch.compile vs carve.compile in one
    process, same backend, on the chain programs of bench/programs.py, plus
@@ -164,7 +164,7 @@ def capture_section(handwritten, generated, first_seed: int) -> str:
         "from eager's, on the three calls or on two more with new values and a new shape "
         "(a crash is an exception eager did not raise). "
         f"Generated programs: `bench/generate.py`, seeds {first_seed}-{first_seed + len(generated) - 1}, "
-        "64-element tensors. DESIGN.md's goal for carve: 90% and more.",
+        "64-element tensors. carve's goal: 90% and more.",
         "",
         capture_summary(handwritten, generated),
         "",

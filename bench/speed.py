@@ -163,7 +163,7 @@ NOT_SLOWER = "no slower than eager (5%)"
 
 
 def targets(result: CaseResult) -> tuple[str, bool | None]:
-    """The issue's target for this case and whether this run met it."""
+    """carve's target for this case and whether this run met it."""
     s = result.seconds
     eager, tc, cv = s.get("eager"), s.get("torch.compile"), s.get("carve")
     key = result.case.key

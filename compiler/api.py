@@ -83,8 +83,8 @@ def compile(fn=None, *, fullgraph: bool = False, backend="inductor", dynamic=Non
         dynamic: None (sizes become symbolic once they change), True (symbolic from the first
             call), False (every size specialised).
         options, mode: Inductor options, as torch.compile (mode presets fill `options`).
-        recompile_limit: compiled versions kept per region; beyond it the region runs eagerly,
-            said once.
+        recompile_limit: compiled versions kept per region; inputs that match none of them then
+            run eagerly (CRV020, said once on `carve.recompiles`).
         disable: return `fn` itself (as `torch.compile(disable=True)`).
 
     Returns:

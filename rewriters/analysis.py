@@ -60,7 +60,7 @@ PROFILER_CONTEXT_MANAGERS = frozenset({
     "torch.profiler.profile", "torch.profiler.record_function", "torch.profiler.profiler.profile",
     "torch.autograd.profiler.profile", "torch.autograd.profiler.record_function",
 })
-# Context managers Dynamo can resume a graph break inside (seed 004): no CRV008 for these.
+# Context managers Dynamo can resume a graph break inside: no CRV008 for these.
 RESUMABLE_CONTEXT_MANAGERS = frozenset({
     "torch.no_grad", "torch.enable_grad", "torch.set_grad_enabled", "torch.inference_mode",
     "torch.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast", "torch.cuda.amp.autocast",

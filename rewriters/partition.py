@@ -444,9 +444,8 @@ CONTAINER_UPDATES = frozenset({"append", "extend", "insert", "update", "setdefau
 
 def _container_update(statement: cst.CSTNode, analysis: FunctionAnalysis) -> bool:
     """`acc.append(x.sum())`, `stats["loss"] = (y ** 2).mean()`: a graph statement. A region that
-    updates a Python container takes it as an argument (or reads it as a global), which sends
-    the region to Dynamo rather than carve's own tracer, and Dynamo applies the update on every
-    call; a container the region makes itself is rebuilt from the graph's outputs on each call.
+    updates a Python container takes it as an argument (or reads it as a global), and Dynamo, which
+    captures the region, applies the update on every call; a container the region makes itself is rebuilt from the graph's outputs on each call.
     """
     if not is_simple(statement) or len(statement.body) != 1:
         return False

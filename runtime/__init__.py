@@ -12,7 +12,7 @@ and eager statements; this package runs the graph regions:
 - `compat`: the only module that knows torch internals (backends, torch's markers);
 - `errors`, `log`, `config`: BreakEvent/GraphBreakError, CARVE_LOGS loggers, CompileOptions.
 
-It never imports libcst (see DESIGN.md).
+It never imports libcst (see docs/architecture.md).
 """
 
 from .config import CompileOptions

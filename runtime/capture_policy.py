@@ -3,7 +3,7 @@
     path = region_path(region)      # CapturePath("dynamo", "torch._dynamo captures every region")
     mode = break_mode(fullgraph)    # "fullgraph" | "error" | "permissive"
 
-Every region is captured by `torch._dynamo` (DESIGN.md, Capture); the only other answer is
+Every region is captured by `torch._dynamo` (docs/architecture.md); the only other answer is
 Python, for a reason carve states once (not a Python function, no tensor operations, the
 cost check found Python faster). `carve.explain` prints the path and its reason.
 

@@ -19,7 +19,7 @@ from typing import Any
 class CompileOptions:
     backend: str | Callable[..., Any] = "inductor"
     fullgraph: bool = False
-    # Accepted for torch.compile compatibility; carve specialises on static shapes for now.
+    # As torch.compile: None (a size or number becomes symbolic once it changes), True, False; Dynamo reads it.
     dynamic: bool | None = None
     options: dict | None = None
     recompile_limit: int = 8

@@ -90,6 +90,20 @@ class GraphRecorder:
             reset()
 
 
+def _symbolic_inputs(gm: Any) -> list[str]:
+    """`x: (s0, 8)`, `lr: a symbolic float`: the graph inputs Dynamo made symbolic."""
+    found = []
+    for node in gm.graph.nodes:
+        if node.op != "placeholder":
+            continue
+        value = node.meta.get("example_value")
+        if isinstance(value, torch.Tensor) and not all(isinstance(size, int) for size in value.shape):
+            found.append(f"{node.name}: ({', '.join(str(size) for size in value.shape)})")
+        elif isinstance(value, (torch.SymInt, torch.SymFloat)):
+            found.append(f"{node.name}: a symbolic {type(value).__name__[3:].lower()}")
+    return found
+
+
 def _fresh_code_copy(fn: types.FunctionType) -> types.FunctionType:
     """The same function over a distinct code object: Dynamo keeps one cache per code object, so
     the strict (fullgraph) capture must not reuse entries compiled with graph breaks."""
@@ -249,6 +263,13 @@ class DynamoCapture:
             self._record_unsupported(config.unsupported_met[unsupported_seen:])
         # Dynamo's tracing and the backend's compile: what the user waited for.
         self.compile_seconds.append(config.compile_seconds - compile_seconds)
+        if len(self.compile_seconds) == self.options.recompile_limit:
+            # Dynamo keeps this many versions of the region's code (its own code object), then runs
+            # inputs that match none of them eagerly, saying so only in its own log.
+            event = BreakEvent("CRV020", f"region {self.name} was compiled {len(self.compile_seconds)} times "
+                               f"(recompile_limit={self.options.recompile_limit}); inputs that match none of its "
+                               "versions now run eagerly", self.filename, self.first_line)
+            log.recompiles_log.warning("%s", event.format())
         if len(self.recorder.graphs) != self._compiles_seen:
             self._log_compiles()
         if not self.skipped:
@@ -380,6 +401,17 @@ class DynamoCapture:
             for gm in self.recorder.graphs[self._compiles_seen:]:
                 log.graph_code_log.debug("graph of region %s (%s:%d), captured by Dynamo:%s", self.name,
                                          self.filename, self.first_line, gm.code)
+        if log.dynamic_log.isEnabledFor(logging.INFO):
+            for gm in self.recorder.graphs[self._compiles_seen:]:
+                symbolic = _symbolic_inputs(gm)
+                if symbolic:
+                    log.dynamic_log.info("region %s (%s:%d): a graph with symbolic inputs: %s", self.name,
+                                         self.filename, self.first_line, ", ".join(symbolic))
+        if log.guards_log.isEnabledFor(logging.DEBUG):
+            versions = self.describe_guards()
+            if versions:
+                log.guards_log.debug("guards of region %s (%s:%d), newest version:\n  %s", self.name,
+                                     self.filename, self.first_line, "\n  ".join(versions[0]))
         self._compiles_seen = len(self.recorder.graphs)
 
     # ---- carve.explain ----------------------------------------------------------------------

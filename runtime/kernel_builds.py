@@ -1,4 +1,4 @@
-"""A graph's C++ kernels built while the program runs on (issue 8: first-call time).
+"""A graph's C++ kernels built while the program runs on (first-call time).
 
 Inductor compiles a graph in two parts: Python work (AOT autograd, lowering, scheduling, C++
 code generation) in the calling thread, and gcc, which builds each kernel in Inductor's worker

@@ -4,12 +4,12 @@
     CARVE_LOGS=all python train.py          # also "+all"
 
 Loggers: `carve.graph_breaks` (each break location once per process, with the
-rule's explanation and hint), `carve.recompiles` (why a region recompiled, or
-gave up at the recompile limit), `carve.guards` (the guards of each new cache
-entry), `carve.graph_code` (the FX code of each compiled graph), `carve.dynamic` (which
-sizes and numbers became symbolic), `carve.perf` (a region kept as Python because its
-compiled call was slower). The
-environment variable is read once, at import.
+rule's explanation and hint), `carve.recompiles` (a region Dynamo compiled again;
+`TORCH_LOGS=recompiles` says which guard failed), `carve.guards` (Dynamo's guards of
+a region's newest version, after each compile), `carve.graph_code` (the FX code of
+each compiled graph), `carve.dynamic` (graphs whose inputs Dynamo made symbolic: sizes,
+numbers), `carve.perf` (a region kept as Python because its compiled call was slower).
+The environment variable is read once, at import.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Repeated blocks compiled once: the layers of a model traced and compiled as one region each
-class, stamped out for every layer (issue 8: first-call compile time).
+class, stamped out for every layer (first-call compile time).
 
     class GPT2Model(nn.Module):
         def forward(self, x):

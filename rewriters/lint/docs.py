@@ -68,7 +68,7 @@ def rules_markdown() -> str:
         "Every graph-break rule of carve, as the compiler, `carve.explain` and `carve lint` report it.",
         "`carve lint --explain CODE` prints the same text. Default: whether `carve lint` reports the",
         "rule without `--select`/`--extend-select`. Skips frame: torch.compile gives up on the whole",
-        "function when it meets this (seed 004), the costliest kind of break. Breaks torch.compile:",
+        "function when it meets this, the costliest kind of break. Breaks torch.compile:",
         "torch.compile 2.13 breaks its graph here. Splits carve's graph: carve runs the statement",
         "eagerly between two graphs, so `fullgraph=True` raises `GraphBreakError` on it.",
         "",

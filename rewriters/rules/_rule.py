@@ -39,7 +39,7 @@ class Rule:
     # Reported by `carve lint` by default (mostly the rules that break torch.compile: lint
     # answers "where does torch.compile break?"; --extend-select adds carve's own splits).
     lint_default: bool = True
-    # torch.compile skips the whole frame on this (seed 004): the costliest kind.
+    # torch.compile skips the whole frame on this: the costliest kind.
     skips_frame: bool = False
     # The tensor work inside such a statement can move into the graph before it, leaving only
     # the Python effect eager (`print(y.mean())`: the mean is computed in the graph).

@@ -11,8 +11,8 @@ from carve.rewriters.rules._rule import Rule, Strategy
 
 RULE = Rule(
     "CRV017", "untraceable", "code carve cannot trace",
-    "carve could not capture this statement in a graph (for example it reads a tensor that is not an input, "
-    "or produced a value of a type a graph cannot return). It runs eagerly.",
+    "Dynamo could not capture this statement in a region's graph, for a reason no other rule names (an "
+    "unsupported builtin or C extension, an object it cannot reconstruct). It runs eagerly between two graphs.",
     "Pass the tensor in as an argument, or report the construct as a carve issue.",
     Strategy.REWRITE, breaks_torch_compile=False,
     what="Reports, at run time, a statement Dynamo could not record as graph operations in a region.",

@@ -3,8 +3,8 @@
     for lr in (0.1, 0.01, 0.001, ...):
         step(x, lr)                 # CRV020, at run time: a new graph per value of lr, then eager
 
-Not found in the source: carve's runtime reports it when a region reaches its recompile limit
-(runtime/region.py). `carve lint` never reports it.
+Not found in the source: carve's runtime reports it when Dynamo has compiled a region as many
+times as its recompile limit (runtime/dynamo_capture.py). `carve lint` never reports it.
 """
 
 from carve.rewriters.rules._rule import Rule, Strategy
@@ -18,11 +18,11 @@ RULE = Rule(
     Strategy.REWRITE, breaks_torch_compile=False, splits_carve_graph=False, lint_default=False,
     what="Reports, at run time, a graph region whose guards failed on more input variants than the "
          "recompile limit.",
-    why="Each new shape, dtype or Python constant costs a compile; past the limit carve stops compiling the "
-        "region and runs it eagerly, so the compiled speed is lost for every later call.",
+    why="Each new shape, dtype or Python constant costs a compile; past the limit Dynamo stops compiling the "
+        "region and runs inputs that match none of its versions eagerly, so the compiled speed is lost for them.",
     bad_example="for lr in learning_rates:\n    step(x, lr)  # lr: a Python float, baked into the graph",
     good_example="for lr in learning_rates:\n    step(x, torch.tensor(lr))  # one graph for every lr",
     known_problems="Found only on the inputs the program passes; the source alone cannot tell how many "
                    "variants a call will see.",
-    fix_safety="No automatic fix. The region runs eagerly from then on.",
+    fix_safety="No automatic fix. Inputs that match no compiled version run eagerly from then on.",
 )

@@ -61,7 +61,7 @@ def assert_same_printed(printed: str, expected: str):
                 assert number == pytest.approx(expected_number, rel=1e-5, abs=1e-6), (line, expected_line)
 
 
-# -- the GAN step of the issue, verbatim: G and D are globals ----------------------------------
+# -- the standard GAN step, verbatim: G and D are globals ----------------------------------
 torch.manual_seed(0)
 G = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 6))
 D = nn.Sequential(nn.Linear(6, 8), nn.LeakyReLU(0.2), nn.Linear(8, 1), nn.Sigmoid())

@@ -1,4 +1,4 @@
-"""Break-free code is never cut into more graphs than torch.compile makes (issue 9).
+"""Break-free code is never cut into more graphs than torch.compile makes.
 
 Seeded random programs built only from constructs that trace without a graph break - op
 chains, short `range` loops, loops over a list of tensors and over `dict.items()`, `if` on

@@ -1,4 +1,4 @@
-"""carve next to the tools people run, and the objects compiled code makes (issue 8).
+"""carve next to the tools people run, and the objects compiled code makes.
 
 A profiler or a tracer active during a first call keeps working and is restored exactly;
 objects built by compiled code are new on every call, as eager builds them; a function whose

@@ -1,4 +1,4 @@
-"""Dynamic shapes on real models (issue 10): one graph for every sequence length.
+"""Dynamic shapes on real models: one graph for every sequence length.
 
 A region whose input size changes after the first call is recaptured with that dimension
 symbolic (automatic dynamic shapes, as torch.compile), so over many sequence lengths and batch

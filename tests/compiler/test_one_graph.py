@@ -1,4 +1,4 @@
-"""One graph where torch.compile makes one (issue 9): code with no graph break on the path
+"""One graph where torch.compile makes one: code with no graph break on the path
 actually taken is not cut into many graphs by carve's static partition.
 
 Each case runs eagerly, under torch.compile and under carve with counting backends; results

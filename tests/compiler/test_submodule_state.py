@@ -1,4 +1,4 @@
-"""Each submodule's own state (issue 8): a cached graph always reads the parameters and buffers
+"""Each submodule's own state: a cached graph always reads the parameters and buffers
 of the module it is called for, never those of the block it was traced with.
 
 The case that once returned b1(b1(b1(b0(x)))) instead of b3(b2(b1(b0(x)))): a ModuleList of

@@ -1,4 +1,4 @@
-"""Seed 000: `nonstrict_trace` (programming_model.dynamo_nonstrict_trace)."""
+"""`nonstrict_trace` (programming_model.dynamo_nonstrict_trace)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 001: disable, disallow_in_graph, allow_in_graph, graph_break, is_compiling."""
+"""disable, disallow_in_graph, allow_in_graph, graph_break, is_compiling."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 002: fullgraph=True to find and remove graph breaks; the three strategies."""
+"""fullgraph=True to find and remove graph breaks; the three strategies."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 003: error_on_graph_break, its nesting, and its interaction with fullgraph."""
+"""error_on_graph_break, its nesting, and its interaction with fullgraph."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 004: where torch.compile skips whole frames, carve keeps compiling around the break."""
+"""where torch.compile skips whole frames, carve keeps compiling around the break."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ carve keeps one compiled version per function or module class and options (compi
 `_version`); before that, each `carve.compile(...)` built a new CompiledFunction, parsed the
 source and traced every region again: one set of graphs per block (4 graphs where
 torch.compile makes 1) and a full re-trace on every call of the helper (about 1 s per call on
-a tiny Llama, against 2 ms for torch.compile) -- a re-trace storm of the kind issue 8 reports.
+a tiny Llama, against 2 ms for torch.compile) -- a re-trace storm.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@
 carve keeps the loop and the `if ... break` in Python and compiles the loop body up to the
 test (the test's tensor work included) as one region, which Dynamo captures because it calls
 the model. The cache grows by one position per step, so its length must become a symbolic
-size after it changes once; a graph per step would be the re-trace storm of issue 8.
+size after it changes once; a graph per step would be a re-trace storm.
 torch.compile cannot resume after a graph break inside a loop, so it skips the frame of
 `greedy_generate` and compiles only the model's forward (see the slack below).
 """

@@ -14,7 +14,7 @@ was printed, the parameters, AdamW's moments and the learning rate after the ste
 torch.compile 2.13 itself crashes on this step from the second call on: `step` changes, so
 Dynamo makes it a symbolic int, and the f-string resumed after the `.item()` graph break gets
 the int where a formatted string should be ("TypeError: sequence item 1: expected str
-instance, int found"; reproducer in the report of issue 8:
+instance, int found"; a reproducer:
 
     def f(x, step):
         y = x * 2

@@ -1,4 +1,4 @@
-"""Code generation and the line table on their own (issue 12: every pass tested by itself): an
+"""Code generation and the line table on their own (every pass tested by itself): an
 outlined function becomes the factory module `carve.compile` runs, and the code compiled from it
 carries the user's file and lines, so a traceback from generated code points at the user's own
 line. The RegionSet is replaced by a stand-in that runs each region as plain Python: nothing of

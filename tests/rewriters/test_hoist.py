@@ -1,4 +1,4 @@
-"""The hoisting pass on its own (issue 12: every pass tested by itself): one statement of a
+"""The hoisting pass on its own (every pass tested by itself): one statement of a
 function in, the temporaries that carry its tensor work into the graph before it and the
 statement that stays eager out. Pure source work: no torch, nothing executed.
 """

@@ -1,4 +1,4 @@
-"""The partition pass on its own (issue 12: every pass tested by itself): source in, the items
+"""The partition pass on its own (every pass tested by itself): source in, the items
 (graph runs, eager statements, compound statements kept as Python) out. Pure source
 analysis, as `carve lint` and `carve rewrite` run it: no torch, nothing executed.
 """

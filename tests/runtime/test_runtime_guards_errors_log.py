@@ -1,6 +1,8 @@
 """A region's cache, checked by changing between calls every value its graph depends on;
 GraphBreakError text, CARVE_LOGS parsing."""
 
+import logging
+
 import pytest
 import torch
 
@@ -111,3 +113,17 @@ def logging_debug():
 def logging_warning():
     import logging
     return logging.WARNING
+
+
+def test_guards_and_dynamic_loggers_say_what_dynamo_did(make_region, caplog):
+    def scaled(x):
+        return x * 2 + 1
+
+    r = make_region(scaled)
+    with caplog.at_level(logging.DEBUG, logger="carve"):
+        for n in (3, 4, 5):
+            assert torch.equal(r(torch.ones(n)), scaled(torch.ones(n)))
+    guards = [rec.getMessage() for rec in caplog.records if rec.name == log.GUARDS]
+    dynamic = [rec.getMessage() for rec in caplog.records if rec.name == log.DYNAMIC]
+    assert guards and "TENSOR_MATCH" in guards[-1]
+    assert dynamic and "symbolic" in dynamic[-1]  # the size that changed is symbolic from the second graph

@@ -354,3 +354,13 @@ def test_python_random_is_not_frozen_into_a_graph(make_region):
     values = {float(r(x)) for _ in range(5)}
     assert len(values) > 1
     assert r.break_events[0].code in ("CRV015", "CRV017")  # a Python builtin Dynamo skips
+
+
+def test_reaching_the_recompile_limit_is_said_once(make_region, backend, caplog):
+    r = make_region(scale, backend, recompile_limit=2, dynamic=False)
+    x = torch.ones(2)
+    with caplog.at_level(logging.INFO, logger="carve.recompiles"):
+        for s in range(5):
+            assert torch.equal(r(x, s), scale(x, s))
+    said = [rec.getMessage() for rec in caplog.records if "CRV020" in rec.getMessage()]
+    assert len(said) == 1 and "recompile_limit=2" in said[0]

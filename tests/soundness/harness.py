@@ -1,4 +1,4 @@
-"""A differential harness for programs whose state changes between calls (issue 15).
+"""A differential harness for programs whose state changes between calls.
 
 A *scenario* is a generator function taking `compile`: it builds its program, compiles the
 parts under test with `compile(...)`, then calls them several times, changing between calls

@@ -1,4 +1,4 @@
-"""Python side effects in callees happen on every call (issue 15, class 3).
+"""Python side effects in callees happen on every call.
 
 A cached graph replays tensor operations only; a callee's Python side effects (a step counter
 in a submodule's forward, `past.append(...)`, a draw from a `random.Random`, a hook, a context

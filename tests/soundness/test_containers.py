@@ -1,4 +1,4 @@
-"""Containers are guarded by their contents, not only by their keys or length (issue 15, class 2).
+"""Containers are guarded by their contents, not only by their keys or length.
 
 A graph freezes the Python values its trace read out of a container: a scale looked up in a
 dict keyed by dtype, a size in a nested list, a shape tuple handed to `reshape` or

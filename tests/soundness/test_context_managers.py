@@ -1,4 +1,4 @@
-"""A graph break inside a `with` block of torch's own context managers (issue 15).
+"""A graph break inside a `with` block of torch's own context managers.
 
 Where Dynamo resumes after a break inside the block (grad mode, autocast, the profiler), carve
 keeps the block in one region and Dynamo re-enters the manager after the break. What the

@@ -1,4 +1,4 @@
-"""Python values read outside a region's own source are guarded (issue 15, class 1).
+"""Python values read outside a region's own source are guarded.
 
 A graph freezes every Python value its trace read. Each scenario here reads such a value
 somewhere carve's region does not show it (a submodule's attribute, a config object, a callee's

@@ -1,4 +1,4 @@
-"""State does not leak (issue 15, class 5): between threads, into memory, from disk.
+"""State does not leak: between threads, into memory, from disk.
 
 - `carve.is_compiling()` is per thread: a compile running in one thread is not seen by another.
 - A tensor the program drops is freed as eagerly: carve keeps no argument, result or

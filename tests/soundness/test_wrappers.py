@@ -1,4 +1,4 @@
-"""Every callable torch.compile accepts, with eager's semantics (issue 15, class 4; issue 8).
+"""Every callable torch.compile accepts, with eager's semantics.
 
 Decorated functions keep their wrapper's behaviour and defaults while the wrapped body is
 compiled; builtins are one graph of the whole call; partials keep their arguments; callable
