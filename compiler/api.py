@@ -23,17 +23,15 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import threading
 import types
 import weakref
 from collections.abc import Callable
 from typing import Any
 
-from carve.block_screen import compiles_as_one_graph
-from carve.explanation import register_regionset, unregister_regionset
+from carve.explain_session import fresh_tables, register_regionset, unregister_regionset
 from carve.pipeline import Build, build, follow_defaults
 from carve.regionset import options_from
-from carve.runtime import repeated_blocks, state
+from carve.runtime import state
 from carve.runtime.config import CompileOptions
 from carve.runtime.errors import GraphBreakError
 from carve.rewriters.rules import crv017_untraceable as untraceable
@@ -48,16 +46,10 @@ log = logging.getLogger("carve")
 _thread_state = state._state
 _NOT_SEEN = object()
 
-# Which model layers are compiled once (runtime/repeated_blocks.py) is decided from their source.
-repeated_blocks.screen = compiles_as_one_graph
 # Rebuilding a function for breaks found while tracing stops after this many rebuilds.
 MAX_REBUILDS = 16
 # Compiled versions kept per function or module class (one per distinct options).
 MAX_VERSIONS = 8
-# `tables` is set by `carve.explain` while it runs: versions come from tables of that run only, so
-# the function and the callees it compiles on its own are built again and their regions are what
-# the report reads, and nothing compiled for the report stays in carve's caches.
-_fresh_versions = threading.local()
 
 
 def compile(fn=None, *, fullgraph: bool = False, backend="inductor", dynamic=None, options=None,
@@ -153,11 +145,11 @@ def _version(table: "weakref.WeakKeyDictionary", key, options: CompileOptions, m
     block of a model compiled on its own, `carve.compile(model.generate)` per request. A new
     version for each would parse the source and trace every region again, each time.
     """
-    fresh_tables = getattr(_fresh_versions, "tables", None)
-    if fresh_tables is not None:
+    explain_tables = fresh_tables()
+    if explain_tables is not None:
         # carve.explain: compiled afresh, once per run (a callee called in a loop is one version),
         # and not kept after it.
-        table = fresh_tables.setdefault(id(table), weakref.WeakKeyDictionary())
+        table = explain_tables.setdefault(id(table), weakref.WeakKeyDictionary())
     if skip_local_definitions and "<locals>" in getattr(key, "__qualname__", ""):
         # Made again on every call of the function that defines it: an entry would keep each
         # one (a function and its closure, a class) alive. Each is compiled on its own.

@@ -12,13 +12,12 @@ analysis (found before anything ran) and from tracing (found while running).
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 
+from carve import explain_session
+from carve.api import CompiledFunction, CompiledModule, compile
 from carve.rewriters.rules import rule
 from carve.runtime.errors import source_line
-
-_collector = threading.local()
 
 
 @dataclass
@@ -82,18 +81,8 @@ class ExplainOutput:
         return "\n".join(lines)
 
 
-def register_regionset(regions) -> None:
-    """Called by every RegionSet (and every whole-call capture, which reads like one): while an
-    explain runs, it is collected."""
-    sets = getattr(_collector, "sets", None)
-    if sets is not None:
-        sets.append(regions)
-
-
 def explain(fn, **compile_options):
     """`explain(fn)(*args, **kwargs)` runs `fn` once under carve and reports what happened."""
-    from carve.api import CompiledFunction, CompiledModule, compile
-
     target = fn
     if isinstance(fn, CompiledFunction):
         target = fn.fn
@@ -102,31 +91,13 @@ def explain(fn, **compile_options):
     compile_options.setdefault("backend", "eager")
 
     def run(*args, **kwargs):
-        from carve.api import _fresh_versions
-
-        previous = getattr(_collector, "sets", None)
-        previous_tables = getattr(_fresh_versions, "tables", None)
-        _collector.sets = []
-        # Compiled afresh even if the program compiled it before with the same options: a
-        # version reused from carve's cache would build, and so report, nothing.
-        _fresh_versions.tables = {}
-        try:
+        # Compiled afresh even if the program compiled it before with the same options.
+        with explain_session.collecting() as session:
             compiled = compile(target, **compile_options)
             result = compiled(*args, **kwargs)
-            sets = list(_collector.sets)
-        finally:
-            _collector.sets = previous
-            _fresh_versions.tables = previous_tables
-        return _report(result, sets)
+        return _report(result, list(session.sets))
 
     return run
-
-
-def unregister_regionset(regions) -> None:
-    """A RegionSet built but never run (the call went to a whole-call capture instead)."""
-    sets = getattr(_collector, "sets", None)
-    if sets is not None and regions in sets:
-        sets.remove(regions)
 
 
 def _report(result, sets) -> ExplainOutput:

@@ -22,7 +22,8 @@ import functools
 import sys
 from collections.abc import Callable
 
-from carve.explanation import register_regionset
+from carve.block_screen import compiles_as_one_graph
+from carve.explain_session import register_regionset
 from carve.rewriters.findings import Finding
 from carve.rewriters.rules import crv016_callee_graph_break as callee_graph_break
 from carve.rewriters.rules import rule
@@ -139,5 +140,6 @@ def options_from(backend, fullgraph, dynamic, options, mode, recompile_limit) ->
             raise ValueError("carve: pass either mode or options, not both (as torch.compile)")
         options = {"mode": mode}
     return CompileOptions(
-        backend=backend, fullgraph=fullgraph, dynamic=dynamic, options=options, recompile_limit=recompile_limit
+        backend=backend, fullgraph=fullgraph, dynamic=dynamic, options=options, recompile_limit=recompile_limit,
+        layer_screen=compiles_as_one_graph,
     )

@@ -23,6 +23,9 @@ class CompileOptions:
     dynamic: bool | None = None
     options: dict | None = None
     recompile_limit: int = 8
+    # The compiler's static check that a model layer's forward makes one graph (so Dynamo may
+    # compile the layer once for all its instances: repeated_blocks.py); None marks no layer.
+    layer_screen: Callable[[Any], bool] | None = None
 
     def __post_init__(self) -> None:
         if not (isinstance(self.backend, str) or callable(self.backend)):

@@ -277,7 +277,9 @@ class DynamoCapture:
 
     def _call_in_mode(self, args: tuple, mode: str) -> Any:
         # Inference only: torch 2.13's nested regions give wrong gradients under Inductor.
-        layers = repeated_blocks.classes_for(args) if self._marks_layers and not torch.is_grad_enabled() else ()
+        screen = self.options.layer_screen
+        layers = repeated_blocks.classes_for(args, screen) \
+            if self._marks_layers and screen is not None and not torch.is_grad_enabled() else ()
         if layers:
             return self._run_with_layers_marked(layers, args, mode)
         out = self._run(args, mode)

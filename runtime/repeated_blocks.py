@@ -23,8 +23,8 @@ threads' torch.compile. A class is marked when
 - two or more of its instances sit in one `nn.ModuleList` / `nn.Sequential` reached from the
   region's module arguments, and it has submodules of its own (a layer, not an `nn.Linear`);
 - the class is not torch's own, and carve's static analysis finds nothing in its `forward`
-  or its submodules' that breaks a graph (`screen`, set by the compiler; a nested region
-  must be one graph, Dynamo refuses it otherwise).
+  or its submodules' that breaks a graph (the `layer_screen` of the region's CompileOptions,
+  given by the compiler; a nested region must be one graph, Dynamo refuses it otherwise).
 
 If Dynamo still refuses a marked region before anything ran (a break carve could not see),
 the capture drops the marks and traces again inline, as torch.compile would.
@@ -45,10 +45,6 @@ from typing import Any
 import torch
 from torch import nn
 
-# The compiler's static check of a layer: True when nothing in its forward (or its submodules'
-# forwards) breaks a graph. runtime/ does not parse source; the compiler sets it at import.
-screen: Callable[[nn.Module], bool] = lambda block: False  # noqa: E731
-
 ENABLED = os.environ.get("CARVE_COMPILE_LAYERS_ONCE", "1") != "0"
 _MISSING = object()
 # Dynamo keeps one reuse entry per distinct guard outcome of a region within a trace and raises
@@ -60,14 +56,17 @@ _screened: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
 _classes_of_model: "weakref.WeakKeyDictionary[nn.Module, tuple[type, ...]]" = weakref.WeakKeyDictionary()
 
 
-def classes_for(args: tuple) -> tuple[type, ...]:
-    """`block_classes(args)`, remembered per model (the first module argument)."""
+Screen = Callable[[nn.Module], bool]
+
+
+def classes_for(args: tuple, screen: Screen) -> tuple[type, ...]:
+    """`block_classes(args, screen)`, remembered per model (the first module argument)."""
     model = next((arg for arg in args if isinstance(arg, nn.Module)), None) if ENABLED else None
     if model is None:
         return ()
     classes = _classes_of_model.get(model)
     if classes is None:
-        classes = _classes_of_model[model] = block_classes(args)
+        classes = _classes_of_model[model] = block_classes(args, screen)
     return classes
 
 
@@ -78,8 +77,9 @@ def compile_inline(classes: tuple[type, ...]) -> None:
     _classes_of_model.clear()
 
 
-def block_classes(args: Iterable[Any]) -> tuple[type, ...]:
-    """The classes to compile once for a region called with `args`."""
+def block_classes(args: Iterable[Any], screen: Screen) -> tuple[type, ...]:
+    """The classes to compile once for a region called with `args`; `screen(layer)`: the
+    compiler's static check that nothing in the layer's forward breaks a graph."""
     found: dict[type, nn.Module] = {}
     for arg in args:
         if not isinstance(arg, nn.Module):
@@ -88,7 +88,7 @@ def block_classes(args: Iterable[Any]) -> tuple[type, ...]:
             if isinstance(container, (nn.ModuleList, nn.Sequential)):
                 for block in _repeated_blocks(container):
                     found.setdefault(type(block), block)
-    return tuple(cls for cls, block in found.items() if _passes_screen(block))
+    return tuple(cls for cls, block in found.items() if _passes_screen(block, screen))
 
 
 def _repeated_blocks(container: nn.Module) -> list[nn.Module]:
@@ -105,7 +105,7 @@ def _repeated_blocks(container: nn.Module) -> list[nn.Module]:
     return list(repeated.values())
 
 
-def _passes_screen(block: nn.Module) -> bool:
+def _passes_screen(block: nn.Module, screen: Screen) -> bool:
     cls = type(block)
     verdict = _screened.get(cls)
     if verdict is None:

@@ -12,7 +12,7 @@ import torch
 import torch.nn as nn
 
 import carve
-from carve.api import compiled_function_of  # also sets the layer screen the runtime uses
+from carve.api import compiled_function_of
 from carve.block_screen import compiles_as_one_graph
 from carve.explanation import _describe_region
 from carve.runtime import repeated_blocks
@@ -81,20 +81,22 @@ class Stack(nn.Module):
 
 
 def test_the_classes_marked_are_the_repeated_layers_that_compile_as_one_graph():
-    assert repeated_blocks.block_classes([Stack()]) == (Block,)
-    assert repeated_blocks.block_classes([Stack(layers=1)]) == ()        # not repeated
-    assert repeated_blocks.block_classes([Stack(PrintingBlock)]) == ()   # print breaks the graph
-    assert repeated_blocks.block_classes([Stack(HelperBreakBlock)]) == ()  # so does a helper it calls
-    assert repeated_blocks.block_classes([torch.randn(2), "x"]) == ()
+    screen = compiles_as_one_graph
+    assert repeated_blocks.block_classes([Stack()], screen) == (Block,)
+    assert repeated_blocks.block_classes([Stack(layers=1)], screen) == ()        # not repeated
+    assert repeated_blocks.block_classes([Stack(PrintingBlock)], screen) == ()   # print breaks the graph
+    assert repeated_blocks.block_classes([Stack(HelperBreakBlock)], screen) == ()  # so does a helper it calls
+    assert repeated_blocks.block_classes([torch.randn(2), "x"], screen) == ()
     assert compiles_as_one_graph(Block()) and not compiles_as_one_graph(PrintingBlock())
     assert compiles_as_one_graph(HiddenBreakBlock())  # the dict lookup hides the break from the screen
 
 
 def test_turned_off_no_layer_is_compiled_once(monkeypatch):
     stack = Stack()
-    assert repeated_blocks.classes_for((stack,)) == (Block,)
+    assert repeated_blocks.classes_for((stack,), compiles_as_one_graph) == (Block,)
     monkeypatch.setattr(repeated_blocks, "ENABLED", False)
-    assert repeated_blocks.classes_for((Stack(),)) == () and repeated_blocks.classes_for((stack,)) == ()
+    assert repeated_blocks.classes_for((Stack(),), compiles_as_one_graph) == ()
+    assert repeated_blocks.classes_for((stack,), compiles_as_one_graph) == ()
 
 
 def test_marking_restores_each_class_exactly():
