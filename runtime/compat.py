@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import os
 import time
 import types
 from collections.abc import Callable, Iterator
@@ -303,6 +304,21 @@ DynamoUnsupported = torch._dynamo.exc.Unsupported
 DYNAMO_UNSUPPORTED = (DynamoUnsupported,)
 # The backend raised while compiling a graph Dynamo handed it.
 DYNAMO_BACKEND_FAILED = (torch._dynamo.exc.BackendCompilerFailed,)
+
+
+def failed_compiling(error: BaseException, code: types.CodeType) -> bool:
+    """Whether `error` came out of Dynamo compiling `code` itself (not a function it resumes in
+    after a graph break): raised before `code` ran anything, so running it as written is safe."""
+    traceback = error.__traceback__
+    while traceback is not None:
+        frame = traceback.tb_frame
+        if frame.f_code.co_name == "_compile" and frame.f_code.co_filename.endswith(_CONVERT_FRAME_FILE):
+            return frame.f_locals.get("code") is code
+        traceback = traceback.tb_next
+    return False
+
+
+_CONVERT_FRAME_FILE = os.path.join("_dynamo", "convert_frame.py")
 
 
 def backend_error_text(error: BaseException) -> str:

@@ -149,7 +149,7 @@ class DynamoCapture:
         self.compile_seconds: list[float] = []
         self.skipped = False
         # Why the backend could not compile the region's graph (the region then runs as Python).
-        self.backend_failure: str | None = None
+        self.compile_failure: str | None = None
         self._unsupported_before = compat.dynamo_unsupported_counts()
         # Layer classes compiled once (runtime/repeated_blocks.py), per model the region is called
         # with (one compiled forward serves every instance of a model class).
@@ -237,15 +237,26 @@ class DynamoCapture:
             if mode != PERMISSIVE or compat.failed_in_resume_function(error):
                 raise error  # the user asked for the graph; or what ran before the graph would run twice
             # carve's or the backend's failure must not cost the user a result: Python from now on.
-            self.backend_failure = f"backend {self.options.backend_name!r} failed: {compat.backend_error_text(error)}"
+            self.compile_failure = f"backend {self.options.backend_name!r} failed: {compat.backend_error_text(error)}"
             log.log_once(("backend", self.filename, self.first_line), log.warnings_log, logging.WARNING,
                          "carve: region %s (%s:%d) runs eagerly: %s", self.name, self.filename, self.first_line,
-                         self.backend_failure)
+                         self.compile_failure)
             return self.fn(*args)
         if isinstance(error, compat.DYNAMO_TRACE_ERRORS) and not compat.failed_in_resume_function(error):
             # Raised while tracing, before the frame ran: running it as written raises eager's error.
             # (After a graph break, running it again would repeat what ran before the break: the
             # error stands, as under torch.compile.)
+            return self.fn(*args)
+        if mode == PERMISSIVE and isinstance(self.fn, types.FunctionType) \
+                and compat.failed_compiling(error, self.fn.__code__):
+            # Dynamo itself failed compiling the region (torch 2.13: "Guard failed on the same frame
+            # it was created" for a float carried through an unrolled loop), before it ran anything:
+            # carve's or torch's failure must not cost the user a result.
+            self.compile_failure = f"torch._dynamo failed to compile it: {type(error).__name__}: " \
+                                   f"{str(error).splitlines()[0][:300] if str(error) else ''}"
+            log.log_once(("dynamo failed", self.filename, self.first_line), log.warnings_log, logging.WARNING,
+                         "carve: region %s (%s:%d) runs eagerly: %s", self.name, self.filename, self.first_line,
+                         self.compile_failure)
             return self.fn(*args)
         raise error
 

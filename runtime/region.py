@@ -150,8 +150,8 @@ class GraphRegion:
                 config.active -= 1
             if config.compiles != compiles:
                 capture.after(compiles)
-                if capture.backend_failure is not None:
-                    self._steady, self.eager_reason, self.eager = False, capture.backend_failure, True
+                if capture.compile_failure is not None:
+                    self._steady, self.eager_reason, self.eager = False, capture.compile_failure, True
             return out
         if self.eager or _state.disabled or _is_dynamo_compiling():
             # Inside a Dynamo trace (a user's torch.compile, or a region calling a function
@@ -167,8 +167,8 @@ class GraphRegion:
             out = capture(args, capture_policy.break_mode(self.options.fullgraph))
         else:
             out = self._first_capture(args)
-        if capture.backend_failure is not None:
-            self.eager_reason, self.eager = capture.backend_failure, True
+        if capture.compile_failure is not None:
+            self.eager_reason, self.eager = capture.compile_failure, True
         self._steady = self._cost is None and not self.eager and not self._watch_for_no_graph \
             and not self.options.fullgraph and capture.steady
         return out
@@ -180,7 +180,7 @@ class GraphRegion:
         if capture.compiles != compiles:
             self._watch_for_no_graph = False
             if not capture.recorder.graphs and not capture.break_events and not capture.skipped \
-                    and capture.backend_failure is None and compat.dynamo_unsupported_total() == unsupported:
+                    and capture.compile_failure is None and compat.dynamo_unsupported_total() == unsupported:
                 # Straight-line code that ran no tensor operation runs none on any call: no graph
                 # can come of it, and Dynamo's guards on its values would only trace it again.
                 self.eager_reason = "no tensor operations"

@@ -275,7 +275,7 @@ def test_runtime_errors_of_compiled_graph_propagate(make_region, backend):
         r(torch.randn(2, 3), torch.randn(4, 4))
 
 
-def test_backend_failure_falls_back_to_eager_with_a_warning(make_region, caplog):
+def test_compile_failure_falls_back_to_eager_with_a_warning(make_region, caplog):
     def broken(gm, example_inputs):
         raise RuntimeError("backend exploded")
     r = make_region(add_mul, broken)
