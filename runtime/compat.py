@@ -307,8 +307,12 @@ DYNAMO_BACKEND_FAILED = (torch._dynamo.exc.BackendCompilerFailed,)
 
 
 def failed_compiling(error: BaseException, code: types.CodeType) -> bool:
-    """Whether `error` came out of Dynamo compiling `code` itself (not a function it resumes in
-    after a graph break): raised before `code` ran anything, so running it as written is safe."""
+    """Whether `error` is Dynamo's own failure compiling `code` itself (not a function it resumes
+    in after a graph break, and not an exception of the user's code met while tracing, which
+    Dynamo reports "from user code" and which the user's handlers must see): raised before
+    `code` ran anything, so running it as written is safe."""
+    if not isinstance(error, _DYNAMO_INTERNAL_ERRORS) or "from user code" in str(error):
+        return False
     traceback = error.__traceback__
     while traceback is not None:
         frame = traceback.tb_frame
@@ -319,6 +323,8 @@ def failed_compiling(error: BaseException, code: types.CodeType) -> bool:
 
 
 _CONVERT_FRAME_FILE = os.path.join("_dynamo", "convert_frame.py")
+# What Dynamo's own bugs raise: an internal assertion, or its wrapper for any internal error.
+_DYNAMO_INTERNAL_ERRORS = (AssertionError, torch._dynamo.exc.InternalTorchDynamoError)
 
 
 def backend_error_text(error: BaseException) -> str:
