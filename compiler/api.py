@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from carve.explain_session import fresh_tables, register_regionset, unregister_regionset
+from carve.report import track as track_for_report
 from carve.pipeline import Build, build, follow_defaults
 from carve.regionset import options_from
 from carve.runtime import state
@@ -246,6 +247,7 @@ class CompiledFunction:
         # the same objects, the compiled version already took them.
         self._defaults_seen: object = _NOT_SEEN
         self._kwdefaults_seen: object = _NOT_SEEN
+        track_for_report(self)  # CARVE_REPORT=DIR: its page is written at exit (a weak reference)
 
     def __get__(self, instance, owner=None):
         if instance is None:

@@ -58,7 +58,7 @@ def register(subparsers) -> None:
     parser.add_argument("--exclude", metavar="PATTERNS", help="comma-separated path patterns to skip (added to the config's)")
     parser.add_argument("--all", dest="all_functions", action="store_true", default=None,
                         help="lint every function that does tensor work (names torch, or computes on tensors), not only compiled ones")
-    parser.add_argument("--output-format", choices=("text", "json", "github", "sarif"), default="text")
+    parser.add_argument("--output-format", choices=("text", "json", "github", "sarif", "html"), default="text")
     parser.add_argument("--statistics", action="store_true", help="print the number of findings per code instead of each finding")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     fix_group = parser.add_mutually_exclusive_group()

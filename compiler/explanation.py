@@ -3,6 +3,7 @@
     out = carve.explain(train_step)(model, x, y, 0)
     print(out)              # graphs, breaks (file:line, rule, message, hint, call stack), guards
     out.graph_count, out.graph_break_count, out.break_reasons[0].code
+    out.to_html("step.html")  # the source, each line coloured by what ran it (compiler/report.py)
 
 The function (and every function compiled on its own while it runs: callees
 that break its graph) is compiled afresh with the given options, run once,
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from carve import explain_session
+from carve import explain_session, report
 from carve.api import CompiledFunction, CompiledModule, compile
 from carve.rewriters.rules import rule
 from carve.runtime.errors import source_line
@@ -58,6 +59,16 @@ class ExplainOutput:
     # What carve keeps in Python although torch.compile would trace it (a Python side effect,
     # a handler a graph would raise past: rules that do not break torch.compile), as BreakReasons.
     kept_in_python: list = field(default_factory=list)
+    # The RegionSets of the run (and whole-call captures, which read like one): what to_html shows.
+    region_sets: list = field(default_factory=list)
+
+    def to_html(self, path) -> None:
+        """Write one self-contained HTML page to `path`: each compiled function's source, every
+        line coloured by what ran it (a graph region, Python because of a rule, because the cost
+        check found it faster, or for another reason), each region's graphs, compiles, FX code and
+        guards, and the breaks with their hints (compiler/report.py)."""
+        names = ", ".join(dict.fromkeys(regions.name for regions in self.region_sets))
+        report.write_page(self, path, f"carve report: {names}" if names else "carve report")
 
     def __str__(self) -> str:
         lines = [
@@ -95,12 +106,14 @@ def explain(fn, **compile_options):
         with explain_session.collecting() as session:
             compiled = compile(target, **compile_options)
             result = compiled(*args, **kwargs)
-        return _report(result, list(session.sets))
+        return summarize(result, list(session.sets))
 
     return run
 
 
-def _report(result, sets) -> ExplainOutput:
+def summarize(result, sets) -> ExplainOutput:
+    """What `sets` (RegionSets, or whole-call captures) ran: the report of an explain run, or of
+    one compiled function at the program's exit (CARVE_REPORT)."""
     reasons: dict[tuple, BreakReason] = {}
     kept: dict[tuple, BreakReason] = {}
     graphs, ops, guards, times, region_lines = [], [], [], [], []
@@ -125,7 +138,7 @@ def _report(result, sets) -> ExplainOutput:
     ordered = sorted(reasons.values(), key=lambda r: (r.filename, r.line, r.code))
     kept_ordered = sorted(kept.values(), key=lambda r: (r.filename, r.line, r.code))
     return ExplainOutput(result, len(graphs), len(ordered), ordered, graphs, ops, guards, times, eager_runs,
-                         region_lines, kept_ordered)
+                         region_lines, kept_ordered, list(sets))
 
 
 def _describe_region(region) -> str:

@@ -259,6 +259,13 @@ def dynamo_unsupported_counts() -> dict[str, int]:
     return dict(torch._dynamo.utils.counters["unimplemented"])
 
 
+def dynamo_guard_failures(code: types.CodeType) -> list[str]:
+    """Why Dynamo compiled `code` again, oldest first: at each recompile, the guard that failed in
+    each cached version it tried (`0/0: tensor 'x' size mismatch at index 0. expected 4, actual 8`)."""
+    return [" ".join(str(reason).split("\nUser stack trace:")[0].split())
+            for reason in torch._dynamo.utils.guard_failures.get(code, ())]
+
+
 def dynamo_guards(code: types.CodeType) -> list[list[str]]:
     """The guards of each version Dynamo compiled of `code`, newest first, one line per guard
     (`TENSOR_MATCH: check_tensor(L['x'], ..., size=[3], stride=[1])`, `EQUALS_MATCH: L['n'] == 2`)."""

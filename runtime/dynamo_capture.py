@@ -431,9 +431,17 @@ class DynamoCapture:
 
     def describe_guards(self) -> list[list[str]]:
         """Dynamo's guards of each version it compiled of the region, one line per guard."""
+        return [lines for code in self._codes() for lines in compat.dynamo_guards(code)]
+
+    def describe_recompiles(self) -> list[str]:
+        """Why Dynamo compiled the region again: the guard that failed in each cached version it
+        tried, oldest first."""
+        return [reason for code in self._codes() for reason in compat.dynamo_guard_failures(code)]
+
+    def _codes(self) -> list[types.CodeType]:
         codes = {id(fn.__code__): fn.__code__ for fn in [self.fn, *self._variant_functions]
                  if isinstance(fn, types.FunctionType)}
-        return [lines for code in codes.values() for lines in compat.dynamo_guards(code)]
+        return list(codes.values())
 
 
 __all__ = ["DynamoCapture", "GraphRecorder"]

@@ -28,6 +28,10 @@ def render(findings: list[LintFinding], output_format: str, version: str = "") -
         return "".join(github_line(f) + "\n" for f in findings)
     if output_format == "sarif":
         return json.dumps(sarif_report(findings, version), indent=2) + "\n"
+    if output_format == "html":  # one self-contained page: files, functions, findings on their source
+        from carve.rewriters.lint.html_report import html_report
+
+        return html_report(findings, version)
     raise ValueError(f"unknown output format {output_format!r}")
 
 
