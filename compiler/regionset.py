@@ -84,7 +84,7 @@ class RegionSet:
             )
             region.on_skip = self._region_skipped
             self.regions.append(region)
-            return region
+            return region.caller  # what the generated code calls (region.caller.__carve_region__ is region)
 
         return make_region
 

@@ -71,6 +71,8 @@ class GraphRegion:
         # Why Dynamo captures it, when there is more to say than that it captures every region.
         self.capture_reason: str | None = None
         self.capture = DynamoCapture(fn, options, name=name, filename=filename, first_line=first_line)
+        self._fn = fn
+        self.caller = self._make_caller()
         self.fn = fn
         self.capture.on_skip = self._skipped
         self.break_events = self.capture.break_events
@@ -80,11 +82,10 @@ class GraphRegion:
         # Compiled or as Python, whichever is faster (cost_check.py); None once decided, and
         # under fullgraph, where the user asked for the graph.
         self._cost = cost_check.CostCheck() if cost_check.ENABLED and not options.fullgraph else None
-        # Set once the region's calls can go straight into Dynamo's capture (see __call__).
+        # Set once the region's calls can go straight into Dynamo's capture (see _make_caller).
         self._steady = False
         self.__name__ = getattr(fn, "__name__", name)
         self.__qualname__ = getattr(fn, "__qualname__", name)
-        self.__wrapped__ = fn
 
     @property
     def fn(self) -> Callable[..., Any]:
@@ -95,7 +96,9 @@ class GraphRegion:
         # The compiler rebinds a region function's closure to the user's own cells after making
         # the region: Dynamo must capture that function, reading the cells the user's code writes.
         self._fn = fn
+        self.__wrapped__ = fn
         self.capture.rebind(fn)
+        self.caller.__wrapped__ = fn  # type: ignore[attr-defined]  # the region as Python (for unbound names)
 
     # ---- stats for carve.explain ------------------------------------------------------------
 
@@ -132,27 +135,49 @@ class GraphRegion:
     # ---- the call ---------------------------------------------------------------------------
 
     def __call__(self, *args: Any) -> Any:
-        if self._steady and not _is_dynamo_compiling() and not _state.scoped and not _torch_error_on_graph_break() \
-                and not any(_GLOBAL_MODULE_HOOKS):
-            # The steady state: no carve scope, no hooks, a permissive call straight into Dynamo's
-            # compiled code (DynamoCapture.steady_call, inlined: this is every call's cost).
-            capture = self.capture
-            config = _CAPTURE_CONFIG
-            if config.on_start not in config.start_callbacks:
-                config.ensure_registered()
-            compiles = config.compiles
-            config.active += 1
-            try:
-                out = capture.permissive(*args)  # type: ignore[misc]  # set: _steady says so
-            except Exception as error:
-                out = capture.failed(error, args, capture_policy.PERMISSIVE)
-            finally:
-                config.active -= 1
-            if config.compiles != compiles:
-                capture.after(compiles)
-                if capture.compile_failure is not None:
-                    self._steady, self.eager_reason, self.eager = False, capture.compile_failure, True
-            return out
+        return self.caller(*args)
+
+    def _make_caller(self) -> Callable[..., Any]:
+        """The function the generated code calls for this region: a closure rather than this
+        object's `__call__`, since every region call pays its cost.
+
+        The steady state (Dynamo's capture exists, no carve scope, no torch error_on_graph_break,
+        no process-wide module hooks, not inside a Dynamo trace) goes straight into Dynamo's
+        compiled code; everything else takes `_call`."""
+        region = self
+        capture = self.capture
+        config = _CAPTURE_CONFIG
+        thread = _state
+        hooks = _GLOBAL_MODULE_HOOKS
+        callbacks = config.start_callbacks
+        on_start = config.on_start
+        dynamo_compiling = _is_dynamo_compiling
+        torch_error_on_graph_break = _torch_error_on_graph_break
+
+        def call_region(*args: Any) -> Any:
+            if region._steady and not dynamo_compiling() and not thread.scoped and not torch_error_on_graph_break() \
+                    and not any(hooks) and on_start in callbacks:
+                compiles = config.compiles
+                config.active += 1
+                try:
+                    out = capture.permissive(*args)  # type: ignore[misc]  # set: _steady says so
+                except Exception as error:
+                    out = capture.failed(error, args, capture_policy.PERMISSIVE)
+                finally:
+                    config.active -= 1
+                if config.compiles != compiles:
+                    capture.after(compiles)
+                    if capture.compile_failure is not None:
+                        region._steady, region.eager_reason, region.eager = False, capture.compile_failure, True
+                return out
+            return region._call(args)
+
+        call_region.__name__ = getattr(self._fn, "__name__", self.name)
+        call_region.__qualname__ = getattr(self._fn, "__qualname__", self.name)
+        call_region.__carve_region__ = self  # type: ignore[attr-defined]  # what the generated code calls
+        return call_region
+
+    def _call(self, args: tuple) -> Any:
         if self.eager or _state.disabled or _is_dynamo_compiling():
             # Inside a Dynamo trace (a user's torch.compile, or a region calling a function
             # `carve rewrite` wrote), the trace inlines the region's code, not a second capture.
