@@ -26,6 +26,7 @@ Per call:
 from __future__ import annotations
 
 import dis
+import math
 import logging
 import time
 from collections.abc import Callable
@@ -84,6 +85,9 @@ class GraphRegion:
         self._cost = cost_check.CostCheck() if cost_check.ENABLED and not options.fullgraph else None
         # Set once the region's calls can go straight into Dynamo's capture (see _make_caller).
         self._steady = False
+        # Where the first call passed a float or a complex (checked for -0.0 on every call).
+        self._number_positions: tuple[int, ...] = ()
+        self._numbers_seen = False
         self.__name__ = getattr(fn, "__name__", name)
         self.__qualname__ = getattr(fn, "__qualname__", name)
 
@@ -156,7 +160,8 @@ class GraphRegion:
 
         def call_region(*args: Any) -> Any:
             if region._steady and not dynamo_compiling() and not thread.scoped and not torch_error_on_graph_break() \
-                    and not any(hooks) and on_start in callbacks:
+                    and not any(hooks) and on_start in callbacks \
+                    and not (region._number_positions and _negative_zero(args, region._number_positions)):
                 compiles = config.compiles
                 config.active += 1
                 try:
@@ -178,6 +183,10 @@ class GraphRegion:
         return call_region
 
     def _call(self, args: tuple) -> Any:
+        if self._number_positions and _negative_zero(args, self._number_positions):
+            # Dynamo guards a float by ==, so -0.0 would reuse a graph traced for 0.0 and lose
+            # its sign (torch.compile does): this call runs as Python.
+            return self.fn(*args)
         if self.eager or _state.disabled or _is_dynamo_compiling():
             # Inside a Dynamo trace (a user's torch.compile, or a region calling a function
             # `carve rewrite` wrote), the trace inlines the region's code, not a second capture.
@@ -187,6 +196,9 @@ class GraphRegion:
         return self._compiled_call(args)
 
     def _compiled_call(self, args: tuple) -> Any:
+        if not self._numbers_seen:
+            self._numbers_seen = True
+            self._number_positions = tuple(i for i, arg in enumerate(args) if type(arg) in (float, complex))
         capture = self.capture
         if not self._watch_for_no_graph:
             out = capture(args, capture_policy.break_mode(self.options.fullgraph))
@@ -250,6 +262,20 @@ class GraphRegion:
     def _skipped(self, event: BreakEvent) -> None:
         if self.on_skip is not None:
             self.on_skip(self, event)
+
+
+def _negative_zero(args: tuple, positions: tuple[int, ...]) -> bool:
+    """Whether a float (or a complex's part) at `positions` is -0.0."""
+    for position in positions:
+        if position < len(args):
+            value = args[position]
+            if type(value) is float:
+                if value == 0.0 and math.copysign(1.0, value) < 0:
+                    return True
+            elif type(value) is complex and ((value.real == 0.0 and math.copysign(1.0, value.real) < 0)
+                                             or (value.imag == 0.0 and math.copysign(1.0, value.imag) < 0)):
+                return True
+    return False
 
 
 def _requires_grad(out: Any) -> bool:

@@ -213,8 +213,6 @@ def scale_then_reciprocal(x, s):
     return 1 / y
 
 
-@pytest.mark.xfail(strict=True, reason="Dynamo (torch 2.13) guards a float argument with ==, so -0.0 reuses the graph "
-                   "traced for 0.0 and the sign is lost (torch.compile gives the same answer)")
 def test_negative_zero_scalar_is_not_zero():
     check(scale_then_reciprocal, (X + 1, 0.0), (X + 1, -0.0))
 

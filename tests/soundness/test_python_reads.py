@@ -765,8 +765,6 @@ def closed_region(x, scale, shape):
     return y.reshape(shape) + scale
 
 
-@pytest.mark.xfail(strict=True, reason="Dynamo (torch 2.13) guards a float argument with ==, so -0.0 reuses the graph "
-                   "traced for 0.0 and the sign is lost (torch.compile gives the same answer)")
 def test_number_and_tuple_arguments_are_guarded_by_value():
     # A number's sign bit and type, a tuple's contents.
     def scenario(compile):
@@ -806,8 +804,6 @@ def filled(x, value):
     return x * 2, torch.full((2,), value)
 
 
-@pytest.mark.xfail(strict=True, reason="Dynamo (torch 2.13) guards a complex argument with ==, so a -0.0 part reuses the graph "
-                   "traced for 0.0 and the sign is lost (torch.compile gives the same answer)")
 def test_complex_arguments_are_guarded_by_value():
     def scenario(compile):
         compiled = compile(filled)
