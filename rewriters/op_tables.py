@@ -18,8 +18,8 @@ from __future__ import annotations
 
 # Tensor -> Python value, as the user writes it.
 CONVERSION_METHODS = frozenset({"item", "tolist", "numpy"})
-# Builtins that convert a tensor argument to a Python number (`int(x)`).
-CONVERTING_BUILTINS = frozenset({"int", "float", "bool", "complex"})
+# Builtins that convert a tensor argument to a Python number (`int(x)`) or string (`str(x)`).
+CONVERTING_BUILTINS = frozenset({"int", "float", "bool", "complex", "str", "repr"})
 
 # Output shape depends on the tensor's values.
 DATA_DEPENDENT_SHAPE_METHODS = frozenset({"unique", "unique_consecutive", "masked_select", "bincount"})

@@ -100,6 +100,9 @@ class TensorInference:
         for name, value in assignments.pairs:
             self.assigned.setdefault(name, []).append(value)
         self.tensor_names |= assignments.used_as_tensor - assignments.assigned_non_tensor(self)
+        # Names bound by iterating something (`for i in ix`, `[... for i in ix]`), with what they
+        # iterate: those iterating a tensor hold its elements (`element_names`, after the fixed point).
+        self._iterations = assignments.iterations
         # Iterate to a fixed point: `b = a * 2` after `a = torch.ones(3)`.
         for _ in range(4):
             changed = False
@@ -109,6 +112,9 @@ class TensorInference:
                     changed = True
             if not changed:
                 break
+        # `i` in `[data[i:i + n] for i in ix]` with ix a tensor: 0-dim tensors, which Python
+        # indexing and slicing read with .item().
+        self.element_names = {name for name, iterated in self._iterations if self.is_tensor(iterated)}
 
     def _is_tensor_annotation(self, node: cst.BaseExpression) -> bool:
         return (self.imports.resolve(node) or "") in TENSOR_ANNOTATIONS or dotted_name(node) in TENSOR_ANNOTATIONS
@@ -223,6 +229,7 @@ class _AssignmentCollector(OwnScopeVisitor):
     def __init__(self) -> None:
         self.pairs: list[tuple[str, cst.BaseExpression]] = []
         self.used_as_tensor: set[str] = set()
+        self.iterations: list[tuple[str, cst.BaseExpression]] = []
 
     def assigned_non_tensor(self, inference: "TensorInference") -> set[str]:
         """Names assigned something that is clearly not a tensor (a number, a string, a shape)."""
@@ -257,7 +264,14 @@ class _AssignmentCollector(OwnScopeVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         # `for row in t` iterates a tensor's rows; `for i in range(n)` gives ints.
-        if isinstance(node.target, cst.Name):
-            iterator = node.iter
+        self._iteration(node.target, node.iter)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        # `[data[i:i + n] for i in ix]`: the same, in a comprehension.
+        self._iteration(node.target, node.iter)
+
+    def _iteration(self, target: cst.BaseExpression, iterator: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
             if not (isinstance(iterator, cst.Call) and dotted_name(iterator.func) in ("range", "enumerate", "zip")):
-                self.pairs.append((node.target.value, cst.Subscript(iterator, [cst.SubscriptElement(cst.Index(cst.Integer("0")))])))
+                self.pairs.append((target.value, cst.Subscript(iterator, [cst.SubscriptElement(cst.Index(cst.Integer("0")))])))
+                self.iterations.append((target.value, iterator))

@@ -31,15 +31,21 @@ from carve.rewriters.callees import CalleeInfo, CalleeKind
 from carve.rewriters.findings import Finding, RuleFacts
 from carve.rewriters.lint.config import LintConfig
 from carve.rewriters.lint.fixes import Fix, source_lines, where_fixes
+from carve.rewriters.lint.leading import LeadingBreaks, does_tensor_work
 from carve.rewriters.lint.modules import ExternalTarget, ProjectLayout
 from carve.rewriters.lint.noqa import read_noqa
 from carve.rewriters.lint.positions import LintModuleContext
-from carve.rewriters.lint.scope import ModuleIndex, compiled_functions, is_opaque
+from carve.rewriters.lint.scope import COMPILE_FUNCTIONS, ModuleIndex, compiled_functions, is_module_class, is_opaque
+from carve.rewriters.names import dotted_name
 from carve.rewriters.rules import crv000_syntax_error as syntax_error
+from carve.rewriters.rules import crv004_tensor_to_python as tensor_to_python
 from carve.rewriters.rules import crv005_data_dependent_branch as data_dependent_branch
 from carve.rewriters.rules import crv018_compile_skips_function as compile_skips_function
+from carve.rewriters.rules import crv024_rnn_module as rnn_module
+from carve.rewriters.rules import crv027_break_before_graph as break_before_graph
 from carve.rewriters.tensor_functions import TensorFunctions
 from carve.rewriters.tensors import TensorInference
+from carve.rewriters.walk import walk
 
 
 @dataclass(frozen=True)
@@ -198,6 +204,9 @@ class _FileLinter:
         self.context, self.index, self.text = context, index, text
         self._lines: list[str] | None = None
         self.reported: dict[tuple, LintFinding] = {}
+        # id(FunctionDef) -> its analysis, for the leading-break walk of callees.
+        self.analyses: dict[int, FunctionAnalysis] = {}
+        self._leading_callees: dict[int, str | None] = {}
         self.cross = self._cross_module_resolver(context)
         imported_targets: list[tuple[str, str]] | None = [] if self.cross is not None else None
         analysed: set[int] = set()
@@ -244,15 +253,22 @@ class _FileLinter:
         if self.config.all_functions:
             tensor_functions = TensorFunctions(module, imports)
             for func in index.functions.values():
-                if id(func) not in analysed and not is_opaque(func, imports) and func in tensor_functions:
+                if id(func) not in analysed and not is_opaque(func, imports) and (
+                        func in tensor_functions or self._module_method(func)):
                     analysed.add(id(func))
-                    self._lint_function(func, False, reached_from)
+                    self._lint_function(func, False, reached_from, as_compiled=True)
         return sorted(self.reported.values(), key=lambda f: (f.line, f.column, f.code))
 
-    def _lint_function(self, func: cst.FunctionDef, compiled: bool, reached_from: dict[int, list[str]]) -> FunctionAnalysis:
+    def _lint_function(
+        self, func: cst.FunctionDef, compiled: bool, reached_from: dict[int, list[str]], as_compiled: bool = False,
+    ) -> FunctionAnalysis:
+        """`compiled`: a compiled function (else reached from one); `as_compiled`: linted as if compiled
+        (`--all`). Either way its own frame is what Dynamo compiles, so its breaks before any tensor
+        operation split no graph (CRV027)."""
         resolver = _MethodResolver(self, func)
         with self.context.within(func):
             analysis = analyze_function(func, self.context, resolver)
+            self.analyses[id(func)] = analysis
             fixes: dict[int, Fix] = {}
             if self.want_fixes or data_dependent_branch.RULE.code in self.enabled:
                 if any(f.code == data_dependent_branch.RULE.code for f in analysis.findings):
@@ -263,7 +279,16 @@ class _FileLinter:
         suffix = f" (in {qualname}(), called from compiled {', '.join(c + '()' for c in callers)})" if callers and not compiled else ""
         if compiled and id(func) in self.compiled_in:
             suffix = f" (in {qualname}(), compiled in {', '.join(self.compiled_in[id(func)])})"
+        leading: set[int] = set()
+        if (compiled or as_compiled) and not _compiled_with_fullgraph(func, self.context.imports):
+            with self.context.within(func):
+                leading = {id(f) for f in self._leading_breaks().of(func, analysis)}
         for finding in analysis.findings:
+            if id(finding) in leading:
+                for violation in break_before_graph.check_leading_break(finding):
+                    self._report(Finding(violation.code, violation.message, finding.line, finding.column,
+                                         finding.end_line, finding.end_column, finding.callee_stack), suffix, None)
+                continue
             fix = fixes.get(finding.line) if finding.code == data_dependent_branch.RULE.code else None
             self._report(finding, suffix, fix)
         whole = analysis.whole_function
@@ -350,6 +375,86 @@ class _FileLinter:
             elif info.name in self.index.functions and "." not in info.name:
                 yield self.index.functions[info.name]
 
+    def _callee_is_leading(self, info: CalleeInfo) -> str | None:
+        """Whether every break of the user function `info` calls comes before any tensor work of it:
+        "no-work" when it does no tensor work at all, "work" when it does some after; None when a
+        break of it counts, or it cannot be read here (a function of another file, a cycle)."""
+        func = self._callee_definition(info)
+        if func is None:
+            return None
+        if id(func) in self._leading_callees:
+            return self._leading_callees[id(func)]
+        self._leading_callees[id(func)] = None  # while it is being decided (recursion)
+        analysis = self.analyses.get(id(func))
+        with self.context.within(func):
+            if analysis is None:
+                analysis = analyze_function(func, self.context, _MethodResolver(self, func))
+            leading = self._leading_breaks().of(func, analysis)
+        answer = None
+        if leading and {id(f) for f in leading} == {id(f) for f in analysis.breaks}:
+            answer = "work" if does_tensor_work(func, self.context.imports) else "no-work"
+        self._leading_callees[id(func)] = answer
+        return answer
+
+    def _module_method(self, func: cst.FunctionDef) -> bool:
+        """A method of an nn.Module subclass (not `__init__`): with --all it is linted as compiled, as
+        its breaks may hide in the submodules it calls (an LSTM, a transformer given a mask)."""
+        owner = self.index.owner_class.get(id(func))
+        return (owner is not None and func.name.value != "__init__"
+                and is_module_class(owner, self.index, self.context.imports))
+
+    def _leading_breaks(self) -> LeadingBreaks:
+        return LeadingBreaks(self.context.imports, self._callee_is_leading, self.context.position_within,
+                             self.context.line_offset)
+
+    def _callee_definition(self, info: CalleeInfo) -> cst.FunctionDef | None:
+        function_def = info.extra.get("function_def")  # a method or a submodule's forward, resolved here
+        if function_def is not None:
+            return function_def
+        if info.name in self.index.functions and "." not in info.name:
+            return self.index.functions[info.name]
+        return None
+
+    def attribute_classes(self, owner: cst.ClassDef) -> dict[str, set[str]]:
+        """`self.<name>` -> what the methods of `owner` (and of its bases in this module) assign to it:
+        the qualified name of a torch class (`torch.nn.LSTM`) or the name of a class of this module."""
+        cache = self.__dict__.setdefault("_attribute_classes", {})
+        if id(owner) not in cache:
+            found: dict[str, set[str]] = {}
+            for class_def in self._class_and_local_bases(owner):
+                collector = _AttributeConstructors(self.context.imports, self.index)
+                walk(class_def.body, collector)
+                for name, classes in collector.found.items():
+                    found.setdefault(name, set()).update(classes)
+                for base in class_def.bases:  # what a torch base class's __init__ assigns
+                    for name, module_class in TORCH_MODULE_ATTRIBUTES.get(self.context.imports.resolve(base.value) or "", {}).items():
+                        found.setdefault(name, set()).add(module_class)
+            cache[id(owner)] = found
+        return cache[id(owner)]
+
+    def module_instances(self) -> dict[str, set[str]]:
+        """Module-level names assigned a constructor call (`lstm = nn.LSTM(4, 8)`), as attribute_classes."""
+        if "_module_instances" not in self.__dict__:
+            collector = _AttributeConstructors(self.context.imports, self.index, module_level=True)
+            for statement in self.context.module.body:
+                if isinstance(statement, cst.SimpleStatementLine):
+                    walk(statement, collector)
+            self._module_instances = collector.found
+        return self._module_instances
+
+    def _class_and_local_bases(self, class_def: cst.ClassDef) -> list[cst.ClassDef]:
+        found, pending = [], [class_def]
+        while pending:
+            current = pending.pop(0)
+            if current in found:
+                continue
+            found.append(current)
+            for base in current.bases:
+                local = self.index.classes.get(dotted_name(base.value) or "")
+                if local is not None:
+                    pending.append(local)
+        return found
+
     def _source_lines(self) -> list[str]:
         if self._lines is None:
             self._lines = source_lines(self.text)
@@ -357,24 +462,56 @@ class _FileLinter:
 
 
 class _MethodResolver:
-    """`self.helper(x)` inside a method: the class's own method, analysed like a same-module function."""
+    """`self.helper(x)` inside a method: the class's own method, analysed like a same-module function;
+    `self.lstm(x)` / `self.block(x)`: what the class's methods assign to that attribute (an RNN module,
+    or a module class of this file whose `forward` is analysed); `lstm(x)` for a module-level
+    `lstm = nn.LSTM(...)` likewise."""
 
-    def __init__(self, linter: _FileLinter, func: cst.FunctionDef) -> None:
+    def __init__(self, linter: _FileLinter, func: cst.FunctionDef, analysing: set[int] | None = None) -> None:
         self.linter = linter
         self.owner = linter.index.owner_class.get(id(func))
-        self.analysing: set[int] = {id(func)}
+        self.analysing: set[int] = set(analysing or ()) | {id(func)}
+        self.func = func
+        self._loop_variables: dict[str, set[str]] | None = None
+
+    def loop_variables(self) -> dict[str, set[str]]:
+        """`for block in self.blocks:` -> block: the classes of the elements of self.blocks."""
+        if self._loop_variables is None:
+            self._loop_variables = {}
+            if self.owner is not None:
+                loops = _ContainerLoops()
+                walk(self.func.body, loops)
+                attributes = self.linter.attribute_classes(self.owner)
+                for name, attribute in loops.found:
+                    if attribute + "[]" in attributes:
+                        self._loop_variables.setdefault(name, set()).update(attributes[attribute + "[]"])
+        return self._loop_variables
 
     def returns_tensor(self, dotted: str) -> bool | None:
         cross = self.linter.cross
         return cross.returns_tensor(dotted) if cross is not None else None
 
     def resolve(self, call: cst.Call, dotted: str | None, qualified: str | None) -> CalleeInfo | None:
+        if dotted and "." not in dotted and dotted in self.linter.module_instances() and dotted not in self.linter.index.functions:
+            return self._instance_callee(call, dotted, self.linter.module_instances()[dotted])
+        if dotted and "." not in dotted and dotted in self.loop_variables():
+            return self._instance_callee(call, dotted, self.loop_variables()[dotted])
+        if self.owner is not None and dotted and dotted.startswith("self.") and dotted.count(".") == 2:
+            # self.transformer.encoder(x, mask): an attribute of a torch module held in an attribute
+            head, attribute = dotted[len("self."):].split(".")
+            classes = {TORCH_MODULE_ATTRIBUTES[c][attribute] for c in self.linter.attribute_classes(self.owner).get(head, ())
+                       if attribute in TORCH_MODULE_ATTRIBUTES.get(c, {})}
+            return self._instance_callee(call, dotted, classes) if classes else None
         if self.owner is None or not dotted or not dotted.startswith("self.") or dotted.count(".") != 1:
             cross = self.linter.cross
             return cross.resolve(call, dotted, qualified) if cross is not None else None
         method = self.linter.index.method(self.owner, dotted[len("self."):])
         if method is None:
-            return None
+            attributes = self.linter.attribute_classes(self.owner)
+            classes = set(attributes.get(dotted[len("self."):], ()))
+            if classes & CONTAINER_MODULES:  # a Sequential calls each of its elements
+                classes |= attributes.get(dotted[len("self."):] + "[]", set())
+            return self._instance_callee(call, dotted, classes) if classes else None
         cache = self.linter.__dict__.setdefault("_method_infos", {})
         if id(method) in cache:
             return cache[id(method)]
@@ -393,6 +530,144 @@ class _MethodResolver:
                     findings = analyze_function(method, self.linter.context, self).findings
             finally:
                 self.analysing.discard(id(method))
-            info = CalleeInfo(CalleeKind.USER_FUNCTION, dotted, tuple(findings), self.linter.filename)
+            info = CalleeInfo(CalleeKind.USER_FUNCTION, dotted, tuple(findings), self.linter.filename,
+                              extra={"function_def": method})
         cache[id(method)] = info
         return info
+
+    def _instance_callee(self, call: cst.Call, dotted: str, classes: set[str]) -> CalleeInfo | None:
+        """A call of an object built from one of `classes`: an RNN module (CRV024's), a transformer given
+        a mask (CRV004's), or a module class of this file, whose `forward` is analysed like a method
+        (its breaks are CRV016 at the call)."""
+        for module_class in sorted(classes):
+            if module_class in rnn_module.RNN_MODULES:
+                return CalleeInfo(CalleeKind.TRACEABLE, dotted, extra={"module_class": module_class})
+            if tensor_to_python.reads_attention_mask(module_class, call):
+                return CalleeInfo(CalleeKind.TRACEABLE, dotted, extra={"module_class": module_class,
+                                                                       "reads_attention_mask": True})
+        index = self.linter.index
+        found: CalleeInfo | None = None
+        for class_name in sorted(classes):
+            class_def = index.classes.get(class_name)
+            if class_def is None or not is_module_class(class_def, index, self.linter.context.imports):
+                continue
+            forward = next((index.method(c, "forward") for c in self.linter._class_and_local_bases(class_def)
+                            if index.method(c, "forward") is not None), None)
+            if forward is None or is_opaque(forward, self.linter.context.imports):
+                continue
+            info = self._forward_callee(dotted, forward)
+            if info.breaks:
+                return info
+            found = found or info
+        return found
+
+    def _forward_callee(self, dotted: str, forward: cst.FunctionDef) -> CalleeInfo:
+        cache = self.linter.__dict__.setdefault("_forward_infos", {})
+        if (dotted, id(forward)) in cache:
+            return cache[(dotted, id(forward))]
+        if id(forward) in self.analysing:
+            return CalleeInfo(CalleeKind.USER_FUNCTION, dotted)
+        self.analysing.add(id(forward))
+        try:
+            with self.linter.context.within(forward):
+                findings = analyze_function(forward, self.linter.context, _MethodResolver(self.linter, forward, self.analysing)).findings
+        finally:
+            self.analysing.discard(id(forward))
+        info = CalleeInfo(CalleeKind.USER_FUNCTION, dotted, tuple(findings), self.linter.filename,
+                          extra={"function_def": forward})
+        cache[(dotted, id(forward))] = info
+        return info
+
+
+class _ContainerLoops(cst.CSTVisitor):
+    """(loop variable, attribute) of `for block in self.blocks:` loops."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[str, str]] = []
+
+    def visit_For(self, node: cst.For) -> None:
+        iterated = dotted_name(node.iter) or ""
+        if isinstance(node.target, cst.Name) and iterated.startswith("self.") and iterated.count(".") == 1:
+            self.found.append((node.target.value, iterated[len("self."):]))
+
+
+# The submodules torch's own modules build in __init__, where a user's code calls them.
+TORCH_MODULE_ATTRIBUTES = {
+    "torch.nn.Transformer": {"encoder": "torch.nn.TransformerEncoder", "decoder": "torch.nn.TransformerDecoder"},
+}
+
+
+class _AttributeConstructors(cst.CSTVisitor):
+    """`self.lstm = nn.LSTM(...)` (or, at module level, `lstm = nn.LSTM(...)`): name -> the class built,
+    qualified when imported (`torch.nn.LSTM`), else a class of the module by its name."""
+
+    def __init__(self, imports, index: ModuleIndex, module_level: bool = False) -> None:
+        self.imports = imports
+        self.index = index
+        self.module_level = module_level
+        self.found: dict[str, set[str]] = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._record(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._record(node.target, node.value)
+
+    def _record(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(value, cst.Call) and (self.imports.resolve(value.func) or "") in COMPILE_FUNCTIONS and value.args:
+            value = value.args[0].value  # `self.net = torch.compile(Net())`
+        if not isinstance(value, cst.Call):
+            return
+        if self.module_level:
+            name = target.value if isinstance(target, cst.Name) else None
+        else:
+            name = target.attr.value if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                                         and target.value.value == "self") else None
+        if name is None:
+            return
+        classes = self._classes(value)
+        if classes:
+            self.found.setdefault(name, set()).update(classes)
+        if (self.imports.resolve(value.func) or "") in CONTAINER_MODULES:
+            # nn.ModuleList([Block(c) for _ in range(n)]), nn.Sequential(nn.Linear(...), Block(...)):
+            # the classes of the elements, under "name[]" (called in a loop, or in turn by the Sequential)
+            elements = [element for arg in value.args for element in _element_calls(arg.value)]
+            for element in elements:
+                self.found.setdefault(name + "[]", set()).update(self._classes(element))
+
+    def _classes(self, value: cst.Call) -> set[str]:
+        constructor = dotted_name(value.func) or ""
+        qualified = self.imports.resolve(value.func) or ""
+        if constructor in self.index.classes:
+            return {constructor}
+        if qualified.startswith("torch."):
+            return {qualified}
+        return set()
+
+
+CONTAINER_MODULES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.modules.container.ModuleList",
+                               "torch.nn.modules.container.Sequential"})
+
+
+def _element_calls(node: cst.BaseExpression) -> list[cst.Call]:
+    """The constructor calls a container is built from: `Block(c)`, `[Block(c) for _ in ...]`, `[A(), B()]`."""
+    if isinstance(node, cst.Call):
+        return [node]
+    if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+        return _element_calls(node.elt)
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return [call for element in node.elements for call in _element_calls(element.value)]
+    return []
+
+
+def _compiled_with_fullgraph(func: cst.FunctionDef, imports) -> bool:
+    """`@torch.compile(fullgraph=True)`: every break is an error there, even before the first tensor operation."""
+    for decorator in func.decorators:
+        expression = decorator.decorator
+        if isinstance(expression, cst.Call) and (imports.resolve(expression.func) or "") in COMPILE_FUNCTIONS:
+            for arg in expression.args:
+                if arg.keyword is not None and arg.keyword.value == "fullgraph" and isinstance(arg.value, cst.Name):
+                    return arg.value.value == "True"
+    return False

@@ -55,6 +55,9 @@ from carve.rewriters.rules import (
     crv019_python_side_effect,
     crv021_eager_in_carve_only,
     crv023_reads_own_frame,
+    crv024_rnn_module,
+    crv025_parameter_in_compiled_code,
+    crv026_sparse_tensor,
 )
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
@@ -80,11 +83,13 @@ CALL_CHECKS = (
     crv004_tensor_to_python.check_call,
     crv021_eager_in_carve_only.check_unbacked_size,
     crv009_data_dependent_shape.check_call,
+    crv025_parameter_in_compiled_code.check_call,
+    crv026_sparse_tensor.check_call,
     crv012_autograd_in_compiled.check_call,
     crv014_numpy_call.check_call,
     crv023_reads_own_frame.check_call,
 )
-SUBSCRIPT_CHECKS = (crv009_data_dependent_shape.check_subscript,)
+SUBSCRIPT_CHECKS = (crv009_data_dependent_shape.check_subscript, crv004_tensor_to_python.check_subscript)
 IF_EXPRESSION_CHECKS = (crv005_data_dependent_branch.check_conditional,)
 # The checks the analysis runs on a call whose target a callee resolver classified (a `CalleeInfo`,
 # rewriters/callees.py), after the call checks. A marker or an I/O function the resolver recognised
@@ -97,6 +102,8 @@ CALLEE_CHECKS = (
     crv003_io.check_callee,
     crv013_disabled_callee.check_callee,
     crv015_disallowed_in_graph.check_callee,
+    crv024_rnn_module.check_callee,
+    crv004_tensor_to_python.check_callee,
 )
 # A user function, from what its own analysis found: a graph break inside it, or else a change of
 # Python state.

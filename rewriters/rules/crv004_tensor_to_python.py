@@ -4,7 +4,12 @@
     n = int(x.sum())                # CRV004
     values = x.tolist()             # CRV004: an .item() per element (non-integer tensors: unsupported)
     ok = math.isfinite(loss)        # CRV004: math functions take Python numbers
+    s = str(loss)                   # CRV004: str() and repr() of a tensor
+    ix = torch.randint(n, (4,))
+    xs = [data[i:i + 8] for i in ix]   # CRV004: slicing with an element of a tensor reads it (.item())
+    h = self.encoder(x, mask)       # CRV004: nn.TransformerEncoder reads the mask to see if it is causal
     arr = x.numpy()                 # not CRV004: torch.compile traces it (CRV021)
+    msg = f"{loss:.3f}"             # not CRV004: torch.compile formats a tensor itself
     a = np.zeros(3).tolist()        # not flagged: a NumPy array, not a tensor
     return x / scale
 
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from carve.rewriters.callees import CalleeInfo
 from carve.rewriters.checks.context import TRACED_CONVERSION_METHODS, CheckContext, method_name, receiver_is_numpy
 from carve.rewriters.op_tables import CONVERSION_METHODS, CONVERTING_BUILTINS
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
@@ -29,8 +35,11 @@ RULE = Rule(
     "Keep the value a tensor (use torch ops on it) or move the conversion after the tensor work.",
     Strategy.REWRITE,
     hoistable=True, resumable_in_branch=True,
-    what="Flags `.item()` and `.tolist()` calls, `int()`, `float()`, `bool()` and `complex()` of a tensor, and "
-         "`math` functions given a tensor.",
+    what="Flags `.item()` and `.tolist()` calls, `int()`, `float()`, `bool()`, `complex()`, `str()` and `repr()` "
+         "of a tensor, `math` functions given a tensor, and slicing or indexing with an element of a tensor "
+         "(`[data[i:i + n] for i in ix]` with `ix = torch.randint(...)`), which reads it with `.item()`; and a "
+         "call of an `nn.Transformer`, `nn.TransformerEncoder` or `nn.TransformerDecoder` given an attention mask "
+         "without `is_causal`, which reads the mask with `.item()` to find out whether it is causal.",
     why="The Python value exists only once the tensor work before it has run (on a GPU: a device "
         "synchronisation), so the graph must end there; what follows depends on a number the graph could "
         "not see, and is a second graph, specialised on that number unless it is marked dynamic.",
@@ -45,6 +54,29 @@ RULE = Rule(
 )
 
 
+def check_subscript(node: cst.Subscript, ctx: CheckContext):
+    """`data[i:i + n]` with `i` a tensor (an element of one): Python slicing takes ints, so the tensor is
+    read with .item(); so is `items[i]` with `i` an element of a tensor (indexing a tensor with one is a
+    data-dependent operation: a break too)."""
+    for element in node.slice:
+        bounds = [element.slice.lower, element.slice.upper, element.slice.step] if isinstance(element.slice, cst.Slice) else []
+        if any(bound is not None and ctx.tensors.is_tensor(bound) for bound in bounds):
+            yield Violation(RULE.code, "slicing with a tensor value converts it to a Python int (.item())")
+            return
+        if isinstance(element.slice, cst.Index) and _reads_element(element.slice.value, ctx):
+            yield Violation(RULE.code, "indexing with an element of a tensor converts it to a Python int (.item())")
+            return
+
+
+def _reads_element(index: cst.BaseExpression, ctx: CheckContext) -> bool:
+    """`i` or `i + 1`, with `i` bound by iterating a tensor."""
+    if isinstance(index, cst.Name):
+        return index.value in ctx.tensors.element_names
+    if isinstance(index, cst.BinaryOperation):
+        return _reads_element(index.left, ctx) or _reads_element(index.right, ctx)
+    return False
+
+
 def check_call(call: cst.Call, ctx: CheckContext):
     method = method_name(call)
     if method in CONVERSION_METHODS and not call.args:
@@ -56,3 +88,35 @@ def check_call(call: cst.Call, ctx: CheckContext):
         yield Violation(RULE.code, f"{name}() of a tensor converts it to a Python value")
     elif (ctx.qualified(call.func) or "").startswith("math.") and any(ctx.tensors.is_tensor(a.value) for a in call.args):
         yield Violation(RULE.code, f"{name}() of a tensor converts it to a Python number")
+
+
+# torch's transformer containers, and the arguments (position, keyword) of their forward that hold an
+# attention mask they test for causality with .item() (`_detect_is_causal_mask`) unless told `is_causal`.
+MASK_READING_MODULES = {
+    "torch.nn.TransformerEncoder": ((1, "mask"),),
+    "torch.nn.TransformerDecoder": ((2, "tgt_mask"),),
+    "torch.nn.Transformer": ((2, "src_mask"), (3, "tgt_mask")),
+}
+
+
+def reads_attention_mask(module_class: str, call: cst.Call) -> bool:
+    """`self.encoder(x, mask)` with `self.encoder` an nn.TransformerEncoder (the resolver's question)."""
+    masks = MASK_READING_MODULES.get(module_class.replace(".modules.transformer.", "."))
+    if masks is None:
+        return False
+    if any(arg.keyword is not None and arg.keyword.value.endswith("is_causal") for arg in call.args):
+        return False
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    for position, keyword in masks:
+        value = positional[position] if position < len(positional) else keywords.get(keyword)
+        if value is not None and not (isinstance(value, cst.Name) and value.value == "None"):
+            return True
+    return False
+
+
+def check_callee(callee: CalleeInfo):
+    """A call the resolver found to pass an attention mask to one of MASK_READING_MODULES."""
+    if callee.extra.get("reads_attention_mask"):
+        yield Violation(RULE.code, f"{callee.name}() reads its attention mask with .item() to tell whether it is causal "
+                                   f"(pass is_causal=)")

@@ -1,6 +1,9 @@
 """CRV013: a call torch.compile never traces: a disabled function, or one of Dynamo's own skip rules.
 
     t0 = time.perf_counter()            # CRV013: the time module's clocks are skipped functions
+    torch.manual_seed(0)                # CRV013: so are torch's RNG state functions
+    random.shuffle(order)               # CRV013: and most of Python's random module
+    k = random.randint(0, 3)            # not CRV013: randint, randrange and uniform are traced
     scheduler.step()                    # CRV013: torch/optim/lr_scheduler.py is a force-skipped file
     pbar.update(1)                      # CRV013: tqdm is on Dynamo's third-party skip list
     f1 = sklearn.metrics.f1_score(y, p) # CRV013: so is scikit-learn
@@ -35,8 +38,10 @@ RULE = Rule(
     Strategy.ESCAPE_HATCH,
     resumable_in_branch=True,
     what="Flags calls to functions marked `carve.disable` / `torch.compiler.disable`, clock reads of the "
-         "`time` module, learning-rate scheduler steps, progress-bar updates and calls into the third-party "
-         "packages on Dynamo's skip list (tqdm, pandas, scikit-learn, ...).",
+         "`time` module, the torch functions Dynamo skips (`torch.manual_seed` and the other RNG-state "
+         "functions, `pack_padded_sequence`), calls into the standard-library modules it skips (`random` but "
+         "for `randint`/`randrange`/`uniform`, `copy`, `re`), learning-rate scheduler steps, progress-bar "
+         "updates and calls into the third-party packages on Dynamo's skip list (tqdm, pandas, scikit-learn, ...).",
     why="torch.compile does not trace into these functions: it ends the graph before the call, runs the call "
         "eagerly and starts a new graph after it.",
     bad_example="@torch.compiler.disable\ndef helper(x): ...\n\ny = helper(x)",
@@ -55,6 +60,23 @@ DYNAMO_THIRDPARTY_SKIPLIST = frozenset({
 })
 # NumPy is on the list, but Dynamo traces NumPy calls itself (trace_numpy).
 SKIPPED_PACKAGES = DYNAMO_THIRDPARTY_SKIPLIST - {"numpy"}
+# The torch functions torch._dynamo.trace_rules of torch 2.13 maps to SkipFunctionVariable (public
+# names; tests/lint/test_lint_torch_knowledge.py compares them with the installed torch's).
+DYNAMO_SKIPPED_TORCH_FUNCTIONS = frozenset({
+    "torch.get_rng_state", "torch.set_rng_state", "torch.manual_seed", "torch.cuda.get_rng_state",
+    "torch.cuda.set_rng_state", "torch.cuda.manual_seed", "torch.cuda.manual_seed_all",
+    "torch.cuda.random.manual_seed", "torch.cuda.random.manual_seed_all", "torch.xpu.get_rng_state",
+    "torch.xpu.set_rng_state", "torch.nn.utils.rnn.pack_padded_sequence", "torch.nn.utils.rnn.pad_packed_sequence",
+    "torch.to_dlpack", "torch.cuda.set_device", "torch.distributed.destroy_process_group", "torch.jit.isinstance",
+    "torch.resize_as_",
+})
+# torch modules on Dynamo's skip list whose functions a user calls for their effect (torch.random:
+# `torch.random.manual_seed`, `fork_rng`).
+DYNAMO_SKIPPED_TORCH_MODULES = ("torch.random.",)
+# Standard-library modules on torch._dynamo.trace_rules.BUILTIN_SKIPLIST (torch 2.13), and the
+# functions of the random module Dynamo traces anyway (RandomVariable).
+DYNAMO_SKIPPED_STDLIB_MODULES = frozenset({"abc", "copy", "importlib", "linecache", "random", "re"})
+TRACED_RANDOM_FUNCTIONS = frozenset({"random.randint", "random.randrange", "random.uniform"})
 CLOCK_FUNCTIONS = frozenset(
     f"time.{name}{suffix}" for name in ("time", "perf_counter", "monotonic", "process_time", "thread_time")
     for suffix in ("", "_ns")
@@ -73,7 +95,14 @@ def check_call(call: cst.Call, ctx: CheckContext):
     if name in CLOCK_FUNCTIONS:
         yield Violation(RULE.code, f"{ctx.dotted(call.func)}() reads the clock, which torch.compile does not trace")
         return
+    if name in DYNAMO_SKIPPED_TORCH_FUNCTIONS or name.startswith(DYNAMO_SKIPPED_TORCH_MODULES):
+        yield Violation(RULE.code, f"{ctx.dotted(call.func)}() is a function torch.compile skips")
+        return
     package = name.split(".", 1)[0]
+    if package in DYNAMO_SKIPPED_STDLIB_MODULES and "." in name and name not in TRACED_RANDOM_FUNCTIONS and (
+            (ctx.dotted(call.func) or "").split(".", 1)[0] in ctx.imports.aliases):
+        yield Violation(RULE.code, f"{ctx.dotted(call.func)}() is in {package}, a module torch.compile skips")
+        return
     local_head = (ctx.dotted(call.func) or "").split(".", 1)[0]
     if package in SKIPPED_PACKAGES and local_head in ctx.imports.aliases:  # imported, not a local named `tree`
         yield Violation(RULE.code, f"{ctx.dotted(call.func)}() is in {package}, a package torch.compile skips")

@@ -13,7 +13,7 @@ import torch
 
 @torch.compile
 def f(x):
-    print(x)
+    print(x.sum())
     return x + 1
 """
 CLEAN = """

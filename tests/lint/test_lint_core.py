@@ -23,7 +23,7 @@ import torch
 
 @torch.compile
 def f(x):
-    print(x)
+    print(x.sum())
     return x + 1
 
 def not_compiled(x):
@@ -68,7 +68,7 @@ def test_module_instance_passed_to_compile_lints_forward_and_its_methods():
             def forward(self, x):
                 return self.helper(x)
             def helper(self, x):
-                print(x)
+                print(x.sum())
                 return x
             def unused(self, x):
                 print(x)
@@ -104,7 +104,7 @@ def test_disabled_callee_is_a_break_and_its_body_is_not_linted():
             return x
         @torch.compile
         def f(x):
-            return noisy(x)
+            return noisy(x + 1)
     """) == [("CRV013", 8)]
 
 
@@ -154,7 +154,7 @@ def test_select_ignore_and_extend_select_by_prefix():
         import torch
         @torch.compile
         def f(x):
-            print(x)
+            print(x.sum())
             self_calls = []
             self_calls.append(x)
             return x.sum().item()
@@ -222,7 +222,7 @@ def test_undecodable_bytes_are_one_crv000_finding():
 
 
 def test_coding_line_is_honoured():
-    source = "# -*- coding: latin-1 -*-\nimport torch\n@torch.compile\ndef f(x):\n    print('\xe9')\n".encode("latin-1")
+    source = "# -*- coding: latin-1 -*-\nimport torch\n@torch.compile\ndef f(x):\n    print('\xe9', x.sum())\n".encode("latin-1")
     result = lint_source(source, "latin.py", LintConfig())
     assert [f.code for f in result.findings] == ["CRV003"]
 

@@ -2,6 +2,7 @@
 
     .venv/bin/python tests/lint_corpus/accuracy.py                       # the first corpus
     .venv/bin/python tests/lint_corpus/accuracy.py tests/lint_corpus_training --all
+    .venv/bin/python tests/lint_corpus/accuracy.py tests/lint_corpus_real          # copied code
 
 A case is predicted to break when `carve lint` (default rules) reports a
 finding inside the case: the compiled function, or the class whose forward
@@ -11,6 +12,11 @@ tree, as `carve lint DIR` would.
 
 `--all`: every `torch.compile` is removed first (decorators and `m = torch.compile(...)`
 statements), so only `carve lint --all` can bring a case into scope.
+
+A corpus of copied code (a `cases.py` harness, tests/lint_corpus/ground_truth.py) has no
+compile calls: each case's function is handed to the linter as compiled (what `torch.compile(f)`
+in another file of the tree would make it), or, with `--all`, nothing is and `carve lint --all`
+decides the scope. A case Dynamo itself failed on (`dynamo_error`) is left out.
 """
 
 from __future__ import annotations
@@ -24,8 +30,9 @@ from pathlib import Path
 import libcst as cst
 
 from carve.rewriters.lint import LintConfig
-from carve.rewriters.lint.modules import ProjectLayout
-from carve.rewriters.lint.project import lint_project
+from carve.rewriters.lint.driver import lint_file
+from carve.rewriters.lint.modules import ExternalTarget, ProjectLayout
+from carve.rewriters.lint.project import lint_project, lint_tree
 
 HERE = Path(__file__).resolve().parent
 TRAINING_CORPUS = HERE.parent / "lint_corpus_training"
@@ -61,8 +68,67 @@ class Uncompile(cst.CSTTransformer):
         return updated
 
 
-# The measuring scripts live beside the first corpus; they are not part of it.
-TOOLS = frozenset({"accuracy.py", "ground_truth.py"})
+# The measuring scripts live beside the first corpus, the harness in a copied-code corpus: not
+# part of either.
+TOOLS = frozenset({"accuracy.py", "ground_truth.py", "cases.py"})
+REAL_CORPUS = HERE.parent / "lint_corpus_real"
+REAL_HOLDOUT = HERE.parent / "lint_corpus_real_holdout"
+
+
+def function_spans(path: Path) -> dict[str, list[tuple[int, int]]]:
+    """Qualified name ("f", "Net.forward") -> its lines: (first line, decorators included; last line),
+    less the lines of the functions and classes defined inside it (linted on their own)."""
+    spans: dict[str, list[tuple[int, int]]] = {}
+
+    def lines(node) -> tuple[int, int]:
+        return min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]), node.end_lineno
+
+    def visit(body, prefix):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first, last = lines(node)
+                nested = sorted(lines(inner) for inner in ast.walk(node) if inner is not node and isinstance(
+                    inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+                ranges, start = [], first
+                for inner_first, inner_last in nested:
+                    if inner_first > start:
+                        ranges.append((start, inner_first - 1))
+                    start = max(start, inner_last + 1)
+                ranges.append((start, last))
+                spans.setdefault(prefix + node.name, ranges)
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, prefix + node.name + ".")
+
+    visit(ast.parse(path.read_text(encoding="utf-8")).body, "")
+    return spans
+
+
+def _lint_copied_code(corpus: Path, truth: dict, all_functions: bool) -> dict[str, list[str]]:
+    files = [str(path) for path in corpus_sources(corpus)]
+    config = LintConfig(all_functions=all_functions)
+    layout = ProjectLayout.build([str(corpus)], files)
+    compiled: dict[str, list[ExternalTarget]] = {}
+    if not all_functions:
+        for key in truth:
+            filename, qualname = key.split("::")
+            path = str((corpus / filename).resolve())
+            compiled.setdefault(path, []).append(ExternalTarget(path, qualname, True, "the corpus harness"))
+
+    def run(items):
+        return [lint_file(name, config, False, layout, tuple(extra) + tuple(compiled.get(str(Path(name).resolve()), ())))
+                for name, extra in items]
+
+    results = lint_tree(files, run)
+    predicted: dict[str, list[str]] = {}
+    for result in results:
+        assert result.error is None, result.error
+        spans = function_spans(Path(result.filename))
+        for key in truth:
+            filename, qualname = key.split("::")
+            if filename == Path(result.filename).name:
+                predicted[key] = [f"{f.code}@{f.line}" for f in result.findings
+                                  if any(first <= f.line <= last for first, last in spans[qualname])]
+    return predicted
 
 
 def corpus_sources(corpus: Path) -> list[Path]:
@@ -81,6 +147,9 @@ def uncompiled_copy(corpus: Path, workdir: Path) -> Path:
 
 def evaluate(corpus: Path = HERE, all_functions: bool = False, workdir: Path | None = None) -> dict:
     truth = json.loads((corpus / "ground_truth.json").read_text())["cases"]
+    truth = {key: case for key, case in truth.items() if "dynamo_error" not in case}
+    if (corpus / "cases.py").is_file():
+        return _score(truth, _lint_copied_code(corpus, truth, all_functions))
     with tempfile.TemporaryDirectory() as temporary:
         tree = uncompiled_copy(corpus, Path(workdir or temporary)) if all_functions else corpus
         files = [str(path) for path in corpus_sources(tree)]
@@ -92,6 +161,10 @@ def evaluate(corpus: Path = HERE, all_functions: bool = False, workdir: Path | N
             assert result.error is None, result.error
             for name, (first, last) in case_spans(tree / filename).items():
                 predicted[f"{filename}::{name}"] = [f"{f.code}@{f.line}" for f in result.findings if first <= f.line <= last]
+    return _score(truth, predicted)
+
+
+def _score(truth: dict, predicted: dict[str, list[str]]) -> dict:
     tp = fp = fn = tn = 0
     misses = []
     for key, case in sorted(truth.items()):

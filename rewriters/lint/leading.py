@@ -1,0 +1,343 @@
+"""Which graph breaks of a compiled function come before any of its tensor operations.
+
+    @torch.compile
+    def step(model, x, i):
+        t0 = time.time()                # leading: nothing before it made a graph operation
+        if i % 100 == 0:
+            log.info("step %d", i)      # leading: still no tensor work on any path to it
+        y = model(x)                    # tensor work: the graph starts here
+        print(y.sum())                  # not leading: it ends a graph
+        return y
+
+Dynamo meets a leading break while its graph is empty: it runs the statement and starts the
+graph after it, so no graph is split (`torch._dynamo.explain` counts no break; only
+`fullgraph=True` refuses it). `carve lint` reports those as CRV027
+(rules/crv027_break_before_graph.py) instead of the rule they fall under.
+
+    leading = LeadingBreaks(imports, callee_is_leading).of(func, analysis)   # the leading findings
+
+Read from the source, statement by statement in execution order: a statement does tensor work
+when it calls a torch function that returns a tensor, a tensor method of a tensor, a submodule
+or a parameter with arguments (`self.fc(x)`, `model(x)`), or applies an operator to a tensor
+(`TensorInference` says what is a tensor). A break is leading when no statement before it on
+any path does tensor work, and its own statement does none besides the breaking call (`.item()`
+of an input is leading, `print(y.mean())` is not). Breaks inside loops, try blocks and
+non-resumable `with` blocks are never leading (Dynamo skips the whole frame for those), nor are
+the rules that skip the frame by themselves. A call to a user function with a break inside
+(CRV016) is leading when the callee's breaks are all leading in the callee.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from libcst.metadata import CodeRange
+
+from carve.rewriters.analysis import FunctionAnalysis, child_blocks
+from carve.rewriters.callees import CalleeInfo
+from carve.rewriters.findings import Finding
+from carve.rewriters.names import ImportTable, dotted_name
+from carve.rewriters.op_tables import CONVERSION_METHODS, CONVERTING_BUILTINS
+from carve.rewriters.rules import rule
+from carve.rewriters.rules import crv016_callee_graph_break as callee_graph_break
+from carve.rewriters.scopes import OwnScopeVisitor
+from carve.rewriters.tensor_functions import _Evidence, _tensor_candidates
+from carve.rewriters.tensors import TORCH_NON_TENSOR, TORCH_NON_TENSOR_MODULES, TensorInference
+from carve.rewriters.walk import walk
+
+# Calls that are never tensor work themselves (their arguments may be).
+_NO_WORK_CALLS = frozenset({
+    "print", "len", "range", "enumerate", "zip", "isinstance", "hasattr", "getattr", "setattr", "str", "repr",
+    "format", "list", "tuple", "dict", "set", "sorted", "min", "max", "abs", "round", "type", "super", "iter",
+    "next", "id", "hash", "callable", "open", "any", "all", "sum", "map", "filter",
+}) | CONVERTING_BUILTINS
+# torch's classes that build Python objects, not graph operations (an optimizer, a data loader, a
+# distribution's constructor).
+_NO_WORK_MODULES = ("torch.optim.", "torch.utils.data", "torch.distributions.", "torch.nn.Module")
+# Expressions that compute a value (as opposed to naming one).
+_COMPUTED = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript, cst.Comparison)
+
+
+class LeadingBreaks:
+    """`of(func, analysis)`: the breaking findings of `func` no tensor operation can precede.
+
+    `callee_is_leading(info)` says whether a user function called here has only leading breaks:
+    "no-work" (and no tensor work at all), "work" (tensor work after them), None (a break that
+    counts, or a callee that cannot be read)."""
+
+    def __init__(self, imports: ImportTable, callee_is_leading: Callable[[CalleeInfo], str | None],
+                 position: Callable[[cst.CSTNode, cst.CSTNode], CodeRange | None], line_offset: int = 0) -> None:
+        self.imports = imports
+        self.callee_is_leading = callee_is_leading
+        self.position = position
+        self.line_offset = line_offset
+
+    def of(self, func: cst.FunctionDef, analysis: FunctionAnalysis) -> list[Finding]:
+        if analysis.whole_function is not None or not analysis.breaks:
+            return []
+        walk = _Walk(analysis, _Tensors(func, self.imports), self.callee_is_leading, self.position, self.line_offset)
+        walk.block(func.body, seen_work=False)
+        return walk.leading + [finding for finding, _ in walk.pending]
+
+
+class _Walk:
+    def __init__(self, analysis: FunctionAnalysis, tensors: _Tensors, callee_is_leading, position,
+                 line_offset: int) -> None:
+        self.line_offset = line_offset
+        self.analysis = analysis
+        self.tensors = tensors
+        self.callee_is_leading = callee_is_leading
+        self.position = position
+        self.leading: list[Finding] = []
+        # Calls of user functions whose breaks are leading in them but which do tensor work: Dynamo
+        # runs such a callee as its own frame (its graph), so the call costs a graph when the caller
+        # does tensor work after it. Leading unless a later statement does.
+        self.pending: list[tuple[Finding, cst.CSTNode]] = []
+
+    def block(self, block: cst.BaseSuite, seen_work: bool) -> bool:
+        """Walk a block reached with (`seen_work`) or without tensor work before it; whether any
+        path through it has done tensor work by its end."""
+        body = block.body if isinstance(block, cst.IndentedBlock) else [block]
+        for statement in body:
+            pending = list(self.pending)
+            seen_work = self.statement(statement, seen_work)
+            if seen_work and pending:
+                self.pending = [entry for entry in self.pending if entry not in pending]
+        return seen_work
+
+    def statement(self, statement: cst.CSTNode, seen_work: bool) -> bool:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            return seen_work
+        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            self._consider(statement, [statement], seen_work)
+            return seen_work or _does_work([statement], self.tensors)
+        if isinstance(statement, cst.If):
+            tests: list[cst.CSTNode] = [statement.test]
+            orelse = statement.orelse
+            while isinstance(orelse, cst.If):
+                tests.append(orelse.test)
+                orelse = orelse.orelse
+            self._consider(statement, tests, seen_work)
+            after_tests = seen_work or _does_work(tests, self.tensors)
+            outcomes = [self.block(child, after_tests) for child in child_blocks(statement)]
+            if not isinstance(orelse, cst.Else):
+                outcomes.append(after_tests)  # no branch taken
+            return any(outcomes)
+        if isinstance(statement, cst.With) and id(statement) in self.analysis.resumable_context_managers:
+            # torch's own managers (no_grad, autocast): Dynamo resumes a break inside them.
+            entered = seen_work or _does_work([item.item for item in statement.items], self.tensors)
+            return self.block(statement.body, entered)
+        # Loops, try blocks, other context managers, match: a break inside skips the frame.
+        return seen_work or _does_work([statement], self.tensors)
+
+    def _consider(self, owner: cst.CSTNode, evaluated: list[cst.CSTNode], seen_work: bool) -> None:
+        """The breaking findings of `owner` are leading when nothing before did tensor work and nothing
+        the statement evaluates before the breaking expression does (`print(y.mean())` computes the
+        mean first; `torch.bincount(y).float()` converts after the break)."""
+        if seen_work:
+            return
+        findings = [f for f in self.analysis.findings_of(owner)
+                    if rule(f.code).lint_default and not rule(f.code).skips_frame]
+        for finding in findings:
+            if _does_work(self._evaluated_before(finding, owner, evaluated), self.tensors):
+                continue
+            if finding.code == callee_graph_break.RULE.code:
+                verdict = self._callees_leading(evaluated)
+                if verdict == "work" and _value_of_statement(owner):
+                    self.pending.append((finding, owner))
+                if verdict != "no-work":
+                    continue
+            self.leading.append(finding)
+
+    def _evaluated_before(self, finding: Finding, owner: cst.CSTNode, evaluated: list[cst.CSTNode]) -> list[cst.CSTNode]:
+        """What `owner` evaluates before the expression `finding` is at: that expression's operands
+        (a call's receiver and arguments) and the expressions left of it; all of `evaluated` when
+        the expression cannot be found."""
+        located = _Located(lambda node: self.position(node, owner), finding.line - self.line_offset, finding.column)
+        for node in evaluated:
+            node.visit(located)
+        if located.node is None:
+            return evaluated
+        target = located.node
+        if isinstance(target, cst.Call):
+            operands: list[cst.CSTNode] = [arg.value for arg in target.args]
+            if isinstance(target.func, cst.Attribute):
+                operands.append(target.func.value)
+        elif isinstance(target, cst.Subscript):
+            operands = [target.value, *target.slice]
+        else:
+            operands = [target]
+        return operands + located.before
+
+    def _callees_leading(self, evaluated: list[cst.CSTNode]) -> str | None:
+        """"no-work" when the breaking callees called here break only before any tensor work of theirs
+        and do none after; "work" when they break only there but do tensor work after; else None."""
+        calls = _Calls()
+        for node in evaluated:
+            node.visit(calls)
+        infos = [self.analysis.user_calls[id(call)] for call in calls.found if id(call) in self.analysis.user_calls]
+        verdicts = [self.callee_is_leading(info) for info in infos if info.breaks]
+        if not verdicts or None in verdicts:
+            return None
+        return "work" if "work" in verdicts else "no-work"
+
+
+def _value_of_statement(statement: cst.CSTNode) -> bool:
+    """`y = helper(x)`, `return helper(x)`, `helper(x)`: the call's result is not computed on further
+    within the statement (`return helper(x) + 1` is)."""
+    if not isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    value = getattr(small, "value", None)
+    return isinstance(small, (cst.Expr, cst.Assign, cst.AnnAssign, cst.Return)) and isinstance(value, cst.Call)
+
+
+class _Located(OwnScopeVisitor):
+    """The outermost expression starting at (line, column) 0-based column, and the expressions that
+    end before it starts (evaluated earlier, left to right)."""
+
+    def __init__(self, position, line: int, column: int) -> None:
+        self.position = position
+        self.line, self.column = line, column
+        self.node: cst.CSTNode | None = None
+        self.before: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if not super().on_visit(node) or self.node is not None:
+            return False
+        if not isinstance(node, cst.BaseExpression):
+            return True
+        where = self.position(node)
+        if where is None:
+            return True
+        start, end = (where.start.line, where.start.column), (where.end.line, where.end.column)
+        if start == (self.line, self.column) and isinstance(node, (cst.Call, cst.Subscript, cst.IfExp, cst.Comparison,
+                                                                   cst.UnaryOperation, cst.BooleanOperation, cst.Name,
+                                                                   cst.Attribute)):
+            self.node = node
+            return False
+        if end <= (self.line, self.column):
+            self.before.append(node)
+            return False
+        return True
+
+
+class _Calls(OwnScopeVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found.append(node)
+
+
+class _Tensors(TensorInference):
+    """`TensorInference`, and the parameters that may hold tensors (`tensor_functions`' candidates:
+    not `self`, not annotated or defaulted as Python values, not used as counters or indices):
+    in compiled code, arithmetic on those is tensor work (`y = x * 2`, the mask in `x[x > 0]`)."""
+
+    def __init__(self, func: cst.FunctionDef, imports: ImportTable) -> None:
+        super().__init__(func, imports)
+        candidates = _tensor_candidates(func)
+        evidence = _Evidence(candidates, imports)
+        walk(func.body, evidence)
+        self.parameters = candidates - evidence.python_values
+
+    def operand(self, node: cst.BaseExpression) -> bool:
+        return self.is_tensor(node) or isinstance(node, cst.Name) and node.value in self.parameters
+
+
+def does_tensor_work(func: cst.FunctionDef, imports: ImportTable) -> bool:
+    """Whether any statement of `func` does tensor work."""
+    return _does_work(list(func.body.body) if isinstance(func.body, cst.IndentedBlock) else [func.body],
+                      _Tensors(func, imports))
+
+
+def _does_work(nodes: list[cst.CSTNode], tensors: _Tensors) -> bool:
+    """Whether evaluating `nodes` (statements or expressions) runs a tensor operation."""
+    finder = _TensorWork(tensors)
+    for each in nodes:
+        each.visit(finder)
+        if finder.found:
+            return True
+    return False
+
+
+class _TensorWork(OwnScopeVisitor):
+    """Sets `found` at the first tensor operation (not entering nested definitions or lambdas)."""
+
+    def __init__(self, tensors: _Tensors) -> None:
+        self.tensors = tensors
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.found:
+            return False
+        return super().on_visit(node)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
+        return True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        name = dotted_name(func)
+        qualified = self.tensors.imports.resolve(func) or ""
+        if isinstance(func, cst.Attribute) and func.attr.value in CONVERSION_METHODS:
+            # The conversion reads data, and is the break; computing what it converts is work
+            # (`self.ixes[i].item()`, `x.sum().item()`; `loss.item()` of a value is not).
+            if isinstance(func.value, (cst.Subscript, cst.Call, cst.BinaryOperation)):
+                self.found = True
+            return
+        if name in _NO_WORK_CALLS or qualified.startswith(_NO_WORK_MODULES):
+            return
+        if qualified.startswith("numpy."):
+            self.found = True  # traced into tensor operations (trace_numpy)
+            return
+        if self.tensors.is_tensor(node):
+            self.found = True
+            return
+        if not node.args:
+            return
+        if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1][:1].islower() and not qualified.startswith(
+                TORCH_NON_TENSOR_MODULES) and qualified not in TORCH_NON_TENSOR:
+            self.found = True  # torch.nn.utils.clip_grad_norm_(params, 1.0): a torch function on tensors
+            return
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            self.found = True  # self.fc(x): a submodule (or a method) on arguments
+        elif isinstance(func, cst.Name) and name not in self.tensors.imports.aliases and any(
+                self.tensors.is_tensor(arg.value) or isinstance(arg.value, cst.Name) for arg in node.args):
+            self.found = True  # model(x), helper(x): a callable applied to values
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if self.tensors.operand(node.left) or self.tensors.operand(node.right):
+            self.found = True
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if not isinstance(node.operator, cst.Not) and self.tensors.operand(node.expression):
+            self.found = True
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        operands = [node.left, *(t.comparator for t in node.comparisons)]
+        if self.tensors.is_tensor(node) or not any(
+                isinstance(t.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for t in node.comparisons) and not any(
+                isinstance(o, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)) for o in operands) and any(
+                self.tensors.operand(o) for o in operands):
+            self.found = True
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        # A tensor, or a module's attribute (`self.pe[:n]`, `self.transformer.wpe.weight[:n]`):
+        # mostly buffers and parameters.
+        if self.tensors.is_tensor(node.value) or (
+                isinstance(node.value, cst.Attribute) and (dotted_name(node.value) or "").startswith("self.")):
+            self.found = True
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        # `y = x * 2` where y is used as a tensor (`y.shape`): the value computed is a tensor.
+        if isinstance(node.value, _COMPUTED) and any(
+                isinstance(t.target, cst.Name) and t.target.value in self.tensors.tensor_names for t in node.targets):
+            self.found = True
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if self.tensors.is_tensor(node.target) or self.tensors.is_tensor(node.value):
+            self.found = True
