@@ -442,6 +442,8 @@ class WholeCall:
         # A Python function called with positional arguments is captured as itself, so Dynamo
         # sees its arguments as torch.compile would (an input iterator, a list, a module).
         self.positional = GraphRegion(target, **where_) if isinstance(target, types.FunctionType) else None
+        # What a call with positional arguments runs when fullgraph is off (see __call__).
+        self._positional_call = self.positional.caller if self.positional is not None and not options.fullgraph else None
         for region in (self.region, self.positional):
             if region is not None:
                 region.capture_reason = "the whole call is one region"
@@ -453,7 +455,10 @@ class WholeCall:
         functools.update_wrapper(self, target, updated=())
 
     def __call__(self, *args, **kwargs):
-        if _is_dynamo_compiling() or state.is_disabled():
+        positional = self._positional_call
+        if positional is not None and not kwargs and not _thread_state.scoped and not _is_dynamo_compiling():
+            return positional(*args)  # the region's own call: without fullgraph nothing below applies
+        if _is_dynamo_compiling() or _thread_state.disabled:
             return self.target(*args, **kwargs)
         if self.options.fullgraph:
             with state.fullgraph_scope(True):
