@@ -56,9 +56,11 @@ def register(subparsers) -> None:
         "rewrite",
         help="write the carve-compiled form of Python files as readable source",
         description=(
-            "Rewrite functions decorated with carve.compile / torch.compile (or, with --all-functions, "
-            "every function that does tensor work) into the outlined form @carve.compile runs: compiled graph "
-            "regions plus plain-Python eager statements. Everything else in the file is kept byte for byte."
+            "Rewrite functions decorated with carve.compile / torch.compile, or compiled by a call of them in any "
+            "file of the tree (`train = carve.compile(train)`, `model = torch.compile(model)`: its class's forward), "
+            "or, with --all-functions, every function that does tensor work, into the outlined form @carve.compile "
+            "runs: compiled graph regions plus plain-Python eager statements. The compile calls of rewritten functions "
+            "are replaced by what they compile; everything else in the file is kept byte for byte."
         ),
         epilog=(
             "Exactly one output mode; --stdout is the default for a single file. "
@@ -97,6 +99,10 @@ class FileTask:
     path: str
     all_functions: bool
     select: frozenset[str] | None
+    # Functions of this file another file of the tree compiles by a call, with that call's options.
+    compiled_elsewhere: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    # Names this file imports whose compile calls here compile a function of another file of the tree.
+    compiled_here: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -129,7 +135,8 @@ def rewrite_file(task: FileTask) -> FileOutcome:
         outcome.error, outcome.error_line = error.message, error.line
         return outcome
     try:
-        result = rewrite_source(text, task.path, all_functions=task.all_functions, select=task.select)
+        result = rewrite_source(text, task.path, all_functions=task.all_functions, select=task.select,
+                                compiled_elsewhere=dict(task.compiled_elsewhere), compiled_here=task.compiled_here)
     except RewriteError as error:
         outcome.error, outcome.error_line = error.message, error.line
         return outcome
@@ -204,7 +211,9 @@ def run(args: argparse.Namespace) -> int:
         if not any(output_root == p or output_root in p.parents for p in inputs):
             files = [f for f in files if output_root not in f.resolve().parents]
 
-    tasks = [FileTask(str(path), args.all_functions, select) for path in files]
+    plan = compile_calls_across_files(files, args.paths, errors)
+    tasks = [FileTask(str(path), args.all_functions, select, *plan.get(os.path.realpath(path), ((), frozenset())))
+             for path in files]
     outcomes = process_files(
         tasks, rewrite_file, jobs=args.jobs, label="carve rewrite", progress=False if args.quiet else None
     )
@@ -238,6 +247,59 @@ def run(args: argparse.Namespace) -> int:
     if mode in ("diff", "check") and counts["changed"]:
         return EXIT_CHANGES
     return EXIT_OK
+
+
+def compile_calls_across_files(files: list[Path], paths: list[str], errors: list[str]):
+    """realpath -> (compiled_elsewhere, compiled_here) for the files of the tree that compile, by a call,
+    something another file of the tree defines (`model = torch.compile(GPT(cfg))` in train.py with
+    `from model import GPT`: GPT.forward is rewritten in model.py, the call unwrapped in train.py). The
+    imports are resolved by path as `carve lint` resolves them (rewriters/lint/modules.py); nothing runs."""
+    import libcst as cst
+
+    from carve.rewriters.lint.modules import ModuleGraph, ProjectLayout
+    from carve.rewriters.names import ImportTable
+    from carve.rewriters.rewrite import CompileCalls
+
+    real = {os.path.realpath(path): path for path in files}
+    graph = None
+    elsewhere: dict[str, dict[str, tuple]] = {}
+    here: dict[str, set[str]] = {}
+    for path in files:
+        try:
+            data = path.read_bytes()
+            if b"compile" not in data:
+                continue
+            module = cst.parse_module(decode_source(data)[0])
+        except Exception:  # unreadable or unparsable: rewrite_file reports it
+            continue
+        sites = [site for site in CompileCalls.find(module, ImportTable.from_module(module)).sites if site.imported]
+        if not sites:
+            continue
+        if graph is None:
+            graph = ModuleGraph.for_layout(ProjectLayout.build(paths, [str(f) for f in files]))
+        importer = os.path.realpath(path)
+        for site in sites:
+            assert site.imported is not None  # the sites kept above
+            definition = graph.definition(importer, site.imported)
+            if definition is None or definition.path not in real:
+                continue
+            qualname = None
+            if site.what == "instance" and definition.kind in ("class", "classmethod"):
+                class_name = definition.qualname.split(".")[0]
+                if "forward" in graph.summary(definition.path).classes.get(class_name, {}):
+                    qualname = f"{class_name}.forward"
+            elif site.what == "function" and definition.kind == "function":
+                qualname = definition.qualname
+            if qualname is None:
+                continue
+            if site.options is None:
+                errors.append(_located(str(path), site.line, f"cannot rewrite {qualname}() of {real[definition.path]}: the "
+                                       "compile call passes an option that is not a literal; pass literal options"))
+                continue
+            elsewhere.setdefault(definition.path, {}).setdefault(qualname, site.options)
+            here.setdefault(importer, set()).add(site.imported)
+    return {path: (tuple(sorted(elsewhere.get(path, {}).items())), frozenset(here.get(path, ())))
+            for path in set(elsewhere) | set(here)}
 
 
 def _mode(args: argparse.Namespace) -> str:

@@ -31,7 +31,8 @@ from carve.rewriters.callees import CalleeInfo, CalleeKind
 from carve.rewriters.findings import Finding, RuleFacts
 from carve.rewriters.lint.config import LintConfig
 from carve.rewriters.lint.fixes import Fix, source_lines, where_fixes
-from carve.rewriters.lint.leading import LeadingBreaks, does_tensor_work
+from carve.rewriters.checks.tensor_work import does_tensor_work
+from carve.rewriters.lint.leading import LeadingBreaks
 from carve.rewriters.lint.modules import ExternalTarget, ProjectLayout
 from carve.rewriters.lint.noqa import read_noqa
 from carve.rewriters.lint.positions import LintModuleContext

@@ -37,27 +37,13 @@ from libcst.metadata import CodeRange
 
 from carve.rewriters.analysis import FunctionAnalysis, child_blocks
 from carve.rewriters.callees import CalleeInfo
+from carve.rewriters.checks.tensor_work import TensorWork
 from carve.rewriters.findings import Finding
-from carve.rewriters.names import ImportTable, dotted_name
-from carve.rewriters.op_tables import CONVERSION_METHODS, CONVERTING_BUILTINS
+from carve.rewriters.names import ImportTable
 from carve.rewriters.rules import rule
 from carve.rewriters.rules import crv016_callee_graph_break as callee_graph_break
 from carve.rewriters.scopes import OwnScopeVisitor
-from carve.rewriters.tensor_functions import _Evidence, _tensor_candidates
-from carve.rewriters.tensors import TORCH_NON_TENSOR, TORCH_NON_TENSOR_MODULES, TensorInference
-from carve.rewriters.walk import walk
 
-# Calls that are never tensor work themselves (their arguments may be).
-_NO_WORK_CALLS = frozenset({
-    "print", "len", "range", "enumerate", "zip", "isinstance", "hasattr", "getattr", "setattr", "str", "repr",
-    "format", "list", "tuple", "dict", "set", "sorted", "min", "max", "abs", "round", "type", "super", "iter",
-    "next", "id", "hash", "callable", "open", "any", "all", "sum", "map", "filter",
-}) | CONVERTING_BUILTINS
-# torch's classes that build Python objects, not graph operations (an optimizer, a data loader, a
-# distribution's constructor).
-_NO_WORK_MODULES = ("torch.optim.", "torch.utils.data", "torch.distributions.", "torch.nn.Module")
-# Expressions that compute a value (as opposed to naming one).
-_COMPUTED = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript, cst.Comparison)
 
 
 class LeadingBreaks:
@@ -77,13 +63,13 @@ class LeadingBreaks:
     def of(self, func: cst.FunctionDef, analysis: FunctionAnalysis) -> list[Finding]:
         if analysis.whole_function is not None or not analysis.breaks:
             return []
-        walk = _Walk(analysis, _Tensors(func, self.imports), self.callee_is_leading, self.position, self.line_offset)
+        walk = _Walk(analysis, TensorWork(func, self.imports), self.callee_is_leading, self.position, self.line_offset)
         walk.block(func.body, seen_work=False)
         return walk.leading + [finding for finding, _ in walk.pending]
 
 
 class _Walk:
-    def __init__(self, analysis: FunctionAnalysis, tensors: _Tensors, callee_is_leading, position,
+    def __init__(self, analysis: FunctionAnalysis, tensors: TensorWork, callee_is_leading, position,
                  line_offset: int) -> None:
         self.line_offset = line_offset
         self.analysis = analysis
@@ -112,7 +98,7 @@ class _Walk:
             return seen_work
         if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             self._consider(statement, [statement], seen_work)
-            return seen_work or _does_work([statement], self.tensors)
+            return seen_work or self.tensors.does_work([statement])
         if isinstance(statement, cst.If):
             tests: list[cst.CSTNode] = [statement.test]
             orelse = statement.orelse
@@ -120,17 +106,17 @@ class _Walk:
                 tests.append(orelse.test)
                 orelse = orelse.orelse
             self._consider(statement, tests, seen_work)
-            after_tests = seen_work or _does_work(tests, self.tensors)
+            after_tests = seen_work or self.tensors.does_work(tests)
             outcomes = [self.block(child, after_tests) for child in child_blocks(statement)]
             if not isinstance(orelse, cst.Else):
                 outcomes.append(after_tests)  # no branch taken
             return any(outcomes)
         if isinstance(statement, cst.With) and id(statement) in self.analysis.resumable_context_managers:
             # torch's own managers (no_grad, autocast): Dynamo resumes a break inside them.
-            entered = seen_work or _does_work([item.item for item in statement.items], self.tensors)
+            entered = seen_work or self.tensors.does_work([item.item for item in statement.items])
             return self.block(statement.body, entered)
         # Loops, try blocks, other context managers, match: a break inside skips the frame.
-        return seen_work or _does_work([statement], self.tensors)
+        return seen_work or self.tensors.does_work([statement])
 
     def _consider(self, owner: cst.CSTNode, evaluated: list[cst.CSTNode], seen_work: bool) -> None:
         """The breaking findings of `owner` are leading when nothing before did tensor work and nothing
@@ -141,7 +127,7 @@ class _Walk:
         findings = [f for f in self.analysis.findings_of(owner)
                     if rule(f.code).lint_default and not rule(f.code).skips_frame]
         for finding in findings:
-            if _does_work(self._evaluated_before(finding, owner, evaluated), self.tensors):
+            if self.tensors.does_work(self._evaluated_before(finding, owner, evaluated)):
                 continue
             if finding.code == callee_graph_break.RULE.code:
                 verdict = self._callees_leading(evaluated)
@@ -232,112 +218,3 @@ class _Calls(OwnScopeVisitor):
         self.found.append(node)
 
 
-class _Tensors(TensorInference):
-    """`TensorInference`, and the parameters that may hold tensors (`tensor_functions`' candidates:
-    not `self`, not annotated or defaulted as Python values, not used as counters or indices):
-    in compiled code, arithmetic on those is tensor work (`y = x * 2`, the mask in `x[x > 0]`)."""
-
-    def __init__(self, func: cst.FunctionDef, imports: ImportTable) -> None:
-        super().__init__(func, imports)
-        candidates = _tensor_candidates(func)
-        evidence = _Evidence(candidates, imports)
-        walk(func.body, evidence)
-        self.parameters = candidates - evidence.python_values
-
-    def operand(self, node: cst.BaseExpression) -> bool:
-        return self.is_tensor(node) or isinstance(node, cst.Name) and node.value in self.parameters
-
-
-def does_tensor_work(func: cst.FunctionDef, imports: ImportTable) -> bool:
-    """Whether any statement of `func` does tensor work."""
-    return _does_work(list(func.body.body) if isinstance(func.body, cst.IndentedBlock) else [func.body],
-                      _Tensors(func, imports))
-
-
-def _does_work(nodes: list[cst.CSTNode], tensors: _Tensors) -> bool:
-    """Whether evaluating `nodes` (statements or expressions) runs a tensor operation."""
-    finder = _TensorWork(tensors)
-    for each in nodes:
-        each.visit(finder)
-        if finder.found:
-            return True
-    return False
-
-
-class _TensorWork(OwnScopeVisitor):
-    """Sets `found` at the first tensor operation (not entering nested definitions or lambdas)."""
-
-    def __init__(self, tensors: _Tensors) -> None:
-        self.tensors = tensors
-        self.found = False
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self.found:
-            return False
-        return super().on_visit(node)
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
-        return True
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        name = dotted_name(func)
-        qualified = self.tensors.imports.resolve(func) or ""
-        if isinstance(func, cst.Attribute) and func.attr.value in CONVERSION_METHODS:
-            # The conversion reads data, and is the break; computing what it converts is work
-            # (`self.ixes[i].item()`, `x.sum().item()`; `loss.item()` of a value is not).
-            if isinstance(func.value, (cst.Subscript, cst.Call, cst.BinaryOperation)):
-                self.found = True
-            return
-        if name in _NO_WORK_CALLS or qualified.startswith(_NO_WORK_MODULES):
-            return
-        if qualified.startswith("numpy."):
-            self.found = True  # traced into tensor operations (trace_numpy)
-            return
-        if self.tensors.is_tensor(node):
-            self.found = True
-            return
-        if not node.args:
-            return
-        if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1][:1].islower() and not qualified.startswith(
-                TORCH_NON_TENSOR_MODULES) and qualified not in TORCH_NON_TENSOR:
-            self.found = True  # torch.nn.utils.clip_grad_norm_(params, 1.0): a torch function on tensors
-            return
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-            self.found = True  # self.fc(x): a submodule (or a method) on arguments
-        elif isinstance(func, cst.Name) and name not in self.tensors.imports.aliases and any(
-                self.tensors.is_tensor(arg.value) or isinstance(arg.value, cst.Name) for arg in node.args):
-            self.found = True  # model(x), helper(x): a callable applied to values
-
-    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if self.tensors.operand(node.left) or self.tensors.operand(node.right):
-            self.found = True
-
-    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
-        if not isinstance(node.operator, cst.Not) and self.tensors.operand(node.expression):
-            self.found = True
-
-    def visit_Comparison(self, node: cst.Comparison) -> None:
-        operands = [node.left, *(t.comparator for t in node.comparisons)]
-        if self.tensors.is_tensor(node) or not any(
-                isinstance(t.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for t in node.comparisons) and not any(
-                isinstance(o, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)) for o in operands) and any(
-                self.tensors.operand(o) for o in operands):
-            self.found = True
-
-    def visit_Subscript(self, node: cst.Subscript) -> None:
-        # A tensor, or a module's attribute (`self.pe[:n]`, `self.transformer.wpe.weight[:n]`):
-        # mostly buffers and parameters.
-        if self.tensors.is_tensor(node.value) or (
-                isinstance(node.value, cst.Attribute) and (dotted_name(node.value) or "").startswith("self.")):
-            self.found = True
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        # `y = x * 2` where y is used as a tensor (`y.shape`): the value computed is a tensor.
-        if isinstance(node.value, _COMPUTED) and any(
-                isinstance(t.target, cst.Name) and t.target.value in self.tensors.tensor_names for t in node.targets):
-            self.found = True
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if self.tensors.is_tensor(node.target) or self.tensors.is_tensor(node.value):
-            self.found = True

@@ -34,6 +34,17 @@ from carve.rewriters.walk import children, walk
 from carve.rewriters.names import ImportTable, dotted_name
 
 COMPILE_FUNCTIONS = frozenset({"carve.compile", "torch.compile", "torch.compiler.compile"})
+# nn.Module methods that return the module itself: `Net().to(device)` is still a Net.
+MODULE_RETURNING_METHODS = frozenset({"to", "cuda", "cpu", "double", "float", "half", "bfloat16", "train", "eval",
+                                      "requires_grad_", "to_empty", "apply", "share_memory", "type", "xpu"})
+
+
+def module_made_by(value: cst.BaseExpression) -> cst.BaseExpression:
+    """The constructor call of `Net(...).to(device).eval()`: `Net(...)` (else `value` itself)."""
+    while (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+           and value.func.attr.value in MODULE_RETURNING_METHODS and isinstance(value.func.value, cst.Call)):
+        value = value.func.value
+    return value
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 
 
@@ -154,7 +165,8 @@ class _CompileCalls(cst.CSTVisitor):
 
     def _instantiated_class(self, value: cst.BaseExpression) -> str | None:
         """`Net` for `Net(...)`; an imported callable's name too (`GPT(cfg)`, `GPT.from_pretrained(...)`:
-        whether it makes a module is decided where it is defined)."""
+        whether it makes a module is decided where it is defined); `Net(...).to(device)` too."""
+        value = module_made_by(value)
         if isinstance(value, cst.Call):
             name = dotted_name(value.func)
             if name in self.index.classes:

@@ -19,7 +19,7 @@ def _first_large_row_graph_region_1(x, index):
     return x[index] * 2, index
 
 
-# carve: graph region, lines 14-14, compiled to an FX graph
+# carve: region, lines 14-14, no tensor operation (no graph to compile)
 @_carve_first_large_row.graph(14, 14)
 def _first_large_row_graph_region_2(scores):
     return scores, -1
