@@ -71,6 +71,8 @@ def register(subparsers) -> None:
     parser.add_argument("--explain", metavar="CODE", help="print the documentation of a rule and exit")
     parser.add_argument("--generate-docs", metavar="FILE", help="write the rule reference (markdown) to FILE ('-' for stdout) and exit")
     parser.add_argument("--config", metavar="PYPROJECT", help="read [tool.carve.lint] from this file (default: the nearest pyproject.toml)")
+    parser.add_argument("--torch-version", metavar="VERSION",
+                        help="lint for this torch version (default: the installed torch's, read without importing it)")
     parser.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: one per core)")
     parser.add_argument("--no-progress", action="store_true", help="never show the progress bar")
     parser.error = _usage_error  # one line, no usage dump, exit 2
@@ -102,6 +104,15 @@ def build_config(args) -> LintConfig:
         config.all_functions = True
     if args.unsafe_fixes is not None:
         config.unsafe_fixes = args.unsafe_fixes
+    from carve.rewriters.lint.torch_version import installed_torch_version, parse_version
+
+    if getattr(args, "torch_version", None):
+        try:
+            config.torch_version = parse_version(args.torch_version)
+        except ValueError as error:
+            raise ConfigError(f"--torch-version: {error}") from None
+    if config.torch_version is None:
+        config.torch_version = installed_torch_version()
     return config
 
 

@@ -18,6 +18,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from carve.rewriters.names import ImportTable, dotted_name
@@ -45,8 +47,12 @@ class TensorWork(TensorInference):
     not `self`, not annotated or defaulted as Python values, not used as counters or indices):
     in compiled code, arithmetic on those is tensor work (`y = x * 2`, the mask in `x[x > 0]`)."""
 
-    def __init__(self, func: cst.FunctionDef, imports: ImportTable) -> None:
+    def __init__(self, func: cst.FunctionDef, imports: ImportTable,
+                 function_work: Callable[[str], bool | None] | None = None) -> None:
         super().__init__(func, imports)
+        # Whether a function the caller can read (`helper` of the same file) does tensor work; None
+        # for one it cannot, which counts as work when given a value.
+        self.function_work = function_work or (lambda name: None)
         candidates = _tensor_candidates(func)
         evidence = _Evidence(candidates, imports)
         walk(func.body, evidence)
@@ -54,13 +60,15 @@ class TensorWork(TensorInference):
         self.parameters = candidates - evidence.python_values
         for _ in range(4):
             derived = {name for name, values in self.assigned.items() if name not in self.parameters and any(
-                isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)) and self._computes_on_operand(value)
+                isinstance(value, (cst.BinaryOperation, cst.UnaryOperation, cst.Call)) and self._computes_on_operand(value)
                 for value in values)}
             if not derived:
                 break
             self.parameters |= derived
 
     def _computes_on_operand(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            return self.function_work(node.func.value) is True  # y = helper(x), helper doing tensor work
         if isinstance(node, cst.BinaryOperation):
             return self.operand(node.left) or self.operand(node.right)
         if isinstance(node, cst.UnaryOperation):
@@ -75,10 +83,11 @@ class TensorWork(TensorInference):
         return _does_work(nodes, self)
 
 
-def does_tensor_work(func: cst.FunctionDef, imports: ImportTable) -> bool:
+def does_tensor_work(func: cst.FunctionDef, imports: ImportTable,
+                     function_work: Callable[[str], bool | None] | None = None) -> bool:
     """Whether any statement of `func` does tensor work."""
     return _does_work(list(func.body.body) if isinstance(func.body, cst.IndentedBlock) else [func.body],
-                      TensorWork(func, imports))
+                      TensorWork(func, imports, function_work))
 
 
 def _does_work(nodes: list[cst.CSTNode], tensors: TensorWork) -> bool:
@@ -137,7 +146,8 @@ class _TensorWork(OwnScopeVisitor):
             self.found = True  # self.fc(x): a submodule (or a method) on arguments
         elif isinstance(func, cst.Name) and name not in self.tensors.imports.aliases and any(
                 self.tensors.is_tensor(arg.value) or isinstance(arg.value, cst.Name) for arg in node.args):
-            self.found = True  # model(x), helper(x): a callable applied to values
+            # model(x), helper(x): a callable applied to values (unless it is a function known to do none)
+            self.found = self.tensors.function_work(func.value) is not False
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if self.tensors.operand(node.left) or self.tensors.operand(node.right):

@@ -7,6 +7,7 @@
     exclude = ["build/", "*_pb2.py"]
     all = false                         # lint every function that does tensor work, not only compiled ones
     unsafe-fixes = false                # let --fix apply fixes that may change a result (torch.where)
+    torch-version = "2.13"              # lint for this torch (default: the installed one)
     [tool.carve.lint.per-file-ignores]
     "tests/*" = ["CRV003"]
 
@@ -68,6 +69,9 @@ class LintConfig:
     unsafe_fixes: bool = False
     # Directory that per-file-ignores patterns are relative to.
     root: str = "."
+    # The torch whose Dynamo the findings are for (rewriters/lint/torch_version.py); None: the
+    # installed one, else the one the rules were checked against.
+    torch_version: tuple[int, int, int] | None = None
 
     def enabled_codes(self, filename: str | None = None) -> frozenset[str]:
         ignore = list(self.ignore)
@@ -128,7 +132,8 @@ def load_config(pyproject: Path | None) -> LintConfig:
         raise ConfigError(f"{pyproject}: no such configuration file")
     table = _lint_table(pyproject) or {}
     config.root = str(pyproject.parent)
-    known = {"select", "ignore", "extend-select", "per-file-ignores", "exclude", "all", "extend-exclude", "unsafe-fixes"}
+    known = {"select", "ignore", "extend-select", "per-file-ignores", "exclude", "all", "extend-exclude", "unsafe-fixes",
+             "torch-version"}
     for key, value in table.items():
         normalized = key.replace("_", "-")
         if normalized not in known:
@@ -137,6 +142,13 @@ def load_config(pyproject: Path | None) -> LintConfig:
             if not isinstance(value, bool):
                 raise ConfigError(f"{pyproject}: `{key}` must be true or false")
             setattr(config, "all_functions" if normalized == "all" else "unsafe_fixes", value)
+        elif normalized == "torch-version":
+            from carve.rewriters.lint.torch_version import parse_version
+
+            try:
+                config.torch_version = parse_version(str(value))
+            except ValueError as error:
+                raise ConfigError(f"{pyproject}: torch-version: {error}") from None
         elif normalized == "per-file-ignores":
             if not isinstance(value, dict):
                 raise ConfigError(f"{pyproject}: per-file-ignores must be a table of pattern = [codes]")

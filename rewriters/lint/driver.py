@@ -36,13 +36,17 @@ from carve.rewriters.lint.leading import LeadingBreaks
 from carve.rewriters.lint.modules import ExternalTarget, ProjectLayout
 from carve.rewriters.lint.noqa import read_noqa
 from carve.rewriters.lint.positions import LintModuleContext
+from carve.rewriters.lint.torch_version import traces
 from carve.rewriters.lint.scope import COMPILE_FUNCTIONS, ModuleIndex, compiled_functions, is_module_class, is_opaque
 from carve.rewriters.names import dotted_name
 from carve.rewriters.rules import crv000_syntax_error as syntax_error
 from carve.rewriters.rules import crv004_tensor_to_python as tensor_to_python
 from carve.rewriters.rules import crv005_data_dependent_branch as data_dependent_branch
 from carve.rewriters.rules import crv018_compile_skips_function as compile_skips_function
+from carve.rewriters.rules import crv010_generator as generator_rule
+from carve.rewriters.rules import crv016_callee_graph_break as callee_graph_break
 from carve.rewriters.rules import crv024_rnn_module as rnn_module
+from carve.rewriters.rules import crv025_parameter_in_compiled_code as parameter_in_compiled_code
 from carve.rewriters.rules import crv027_break_before_graph as break_before_graph
 from carve.rewriters.tensor_functions import TensorFunctions
 from carve.rewriters.tensors import TensorInference
@@ -284,7 +288,13 @@ class _FileLinter:
         if (compiled or as_compiled) and not _compiled_with_fullgraph(func, self.context.imports):
             with self.context.within(func):
                 leading = {id(f) for f in self._leading_breaks().of(func, analysis)}
+        traced_generators = self._traced_generator_calls(analysis)
+        inlined_generator = not (compiled or as_compiled) and traces("generator-call", self.config.torch_version)
         for finding in analysis.findings:
+            if finding.code == callee_graph_break.RULE.code and finding.message in traced_generators:
+                continue  # a generator (or @contextmanager) called from compiled code: traced since 2.7
+            if inlined_generator and finding.code == generator_rule.RULE.code:
+                continue  # ... and the generator it calls is inlined, not skipped
             if id(finding) in leading:
                 for violation in break_before_graph.check_leading_break(finding):
                     self._report(Finding(violation.code, violation.message, finding.line, finding.column,
@@ -369,7 +379,10 @@ class _FileLinter:
     def _user_callees(self, func: cst.FunctionDef, analysis: FunctionAnalysis):
         owner = self.index.owner_class.get(id(func))
         for info in analysis.user_calls.values():
-            if info.name.startswith("self.") and owner is not None:
+            function_def = info.extra.get("function_def")
+            if function_def is not None and info.filename == self.filename:
+                yield function_def  # a method, or the forward of a submodule, resolved by _MethodResolver
+            elif info.name.startswith("self.") and owner is not None:
                 method = self.index.method(owner, info.name[len("self."):])
                 if method is not None:
                     yield method
@@ -393,9 +406,21 @@ class _FileLinter:
             leading = self._leading_breaks().of(func, analysis)
         answer = None
         if leading and {id(f) for f in leading} == {id(f) for f in analysis.breaks}:
-            answer = "work" if does_tensor_work(func, self.context.imports) else "no-work"
+            answer = "work" if does_tensor_work(func, self.context.imports, self._function_work) else "no-work"
         self._leading_callees[id(func)] = answer
         return answer
+
+    def _traced_generator_calls(self, analysis: FunctionAnalysis) -> set[str]:
+        """The CRV016 messages of calls whose callee breaks only by being a generator: `sum(gen(x))`,
+        `with my_context():` for a `@contextlib.contextmanager`. Dynamo inlines those from torch 2.7 on
+        (rewriters/lint/torch_version.py), so for such a torch they are no break."""
+        if not traces("generator-call", self.config.torch_version):
+            return set()
+        found = set()
+        for info in analysis.user_calls.values():
+            if info.breaks and all(f.code == generator_rule.RULE.code for f in info.breaks):
+                found |= {violation.message for violation in callee_graph_break.check_callee(info)}
+        return found
 
     def _module_method(self, func: cst.FunctionDef) -> bool:
         """A method of an nn.Module subclass (not `__init__`): with --all it is linted as compiled, as
@@ -406,7 +431,18 @@ class _FileLinter:
 
     def _leading_breaks(self) -> LeadingBreaks:
         return LeadingBreaks(self.context.imports, self._callee_is_leading, self.context.position_within,
-                             self.context.line_offset)
+                             self.context.line_offset, self._function_work)
+
+    def _function_work(self, name: str) -> bool | None:
+        """Whether the top-level function `name` of this file does tensor work (None: not one)."""
+        func = self.index.functions.get(name)
+        if func is None or "." in name:
+            return None
+        cache = self.__dict__.setdefault("_function_works", {})
+        if name not in cache:
+            cache[name] = True  # while it is being decided (recursion): assume it does
+            cache[name] = does_tensor_work(func, self.context.imports, self._function_work)
+        return cache[name]
 
     def _callee_definition(self, info: CalleeInfo) -> cst.FunctionDef | None:
         function_def = info.extra.get("function_def")  # a method or a submodule's forward, resolved here
@@ -432,6 +468,28 @@ class _FileLinter:
                         found.setdefault(name, set()).add(module_class)
             cache[id(owner)] = found
         return cache[id(owner)]
+
+    def builds_parameters(self, class_name: str, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether constructing the module class `class_name` of this file creates parameters: its
+        `__init__` (or a base's of this file) builds a torch layer with weights, an nn.Parameter, or
+        another such class of this file."""
+        class_def = self.index.classes.get(class_name)
+        if class_def is None or class_name in seen or not is_module_class(class_def, self.index, self.context.imports):
+            return False
+        cache = self.__dict__.setdefault("_builds_parameters", {})
+        if class_name not in cache:
+            cache[class_name] = False  # while it is being decided (recursion)
+            built = set()
+            for owner in self._class_and_local_bases(class_def):
+                init = self.index.method(owner, "__init__")
+                if init is not None:
+                    calls = _ConstructorCalls(self.context.imports)
+                    walk(init.body, calls)
+                    built |= calls.found
+            cache[class_name] = any(
+                parameter_in_compiled_code.builds_parameters(name)
+                or self.builds_parameters(name, seen | {class_name}) for name in built)
+        return cache[class_name]
 
     def module_instances(self) -> dict[str, set[str]]:
         """Module-level names assigned a constructor call (`lstm = nn.LSTM(4, 8)`), as attribute_classes."""
@@ -493,6 +551,9 @@ class _MethodResolver:
         return cross.returns_tensor(dotted) if cross is not None else None
 
     def resolve(self, call: cst.Call, dotted: str | None, qualified: str | None) -> CalleeInfo | None:
+        if dotted and "." not in dotted and self.linter.builds_parameters(dotted):
+            # Block(c): a module class of this file whose __init__ builds layers (CRV025's)
+            return CalleeInfo(CalleeKind.TRACEABLE, dotted, extra={"builds_parameters": dotted})
         if dotted and "." not in dotted and dotted in self.linter.module_instances() and dotted not in self.linter.index.functions:
             return self._instance_callee(call, dotted, self.linter.module_instances()[dotted])
         if dotted and "." not in dotted and dotted in self.loop_variables():
@@ -578,6 +639,19 @@ class _MethodResolver:
                           extra={"function_def": forward})
         cache[(dotted, id(forward))] = info
         return info
+
+
+class _ConstructorCalls(cst.CSTVisitor):
+    """The names called in an `__init__`, qualified when imported (`torch.nn.Linear`, `Block`)."""
+
+    def __init__(self, imports) -> None:
+        self.imports = imports
+        self.found: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.imports.resolve(node.func) or dotted_name(node.func)
+        if name:
+            self.found.add(name)
 
 
 class _ContainerLoops(cst.CSTVisitor):

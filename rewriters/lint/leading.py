@@ -54,7 +54,9 @@ class LeadingBreaks:
     counts, or a callee that cannot be read)."""
 
     def __init__(self, imports: ImportTable, callee_is_leading: Callable[[CalleeInfo], str | None],
-                 position: Callable[[cst.CSTNode, cst.CSTNode], CodeRange | None], line_offset: int = 0) -> None:
+                 position: Callable[[cst.CSTNode, cst.CSTNode], CodeRange | None], line_offset: int = 0,
+                 function_work: Callable[[str], bool | None] | None = None) -> None:
+        self.function_work = function_work
         self.imports = imports
         self.callee_is_leading = callee_is_leading
         self.position = position
@@ -63,7 +65,8 @@ class LeadingBreaks:
     def of(self, func: cst.FunctionDef, analysis: FunctionAnalysis) -> list[Finding]:
         if analysis.whole_function is not None or not analysis.breaks:
             return []
-        walk = _Walk(analysis, TensorWork(func, self.imports), self.callee_is_leading, self.position, self.line_offset)
+        tensors = TensorWork(func, self.imports, self.function_work)
+        walk = _Walk(analysis, tensors, self.callee_is_leading, self.position, self.line_offset)
         walk.block(func.body, seen_work=False)
         return walk.leading + [finding for finding, _ in walk.pending]
 
@@ -89,7 +92,8 @@ class _Walk:
         for statement in body:
             pending = list(self.pending)
             seen_work = self.statement(statement, seen_work)
-            if seen_work and pending:
+            if pending and self.tensors.does_work([statement]):
+                # tensor work after a call that ran its callee as a frame of its own: a second graph
                 self.pending = [entry for entry in self.pending if entry not in pending]
         return seen_work
 
@@ -141,7 +145,8 @@ class _Walk:
         """What `owner` evaluates before the expression `finding` is at: that expression's operands
         (a call's receiver and arguments) and the expressions left of it; all of `evaluated` when
         the expression cannot be found."""
-        located = _Located(lambda node: self.position(node, owner), finding.line - self.line_offset, finding.column)
+        located = _Located(lambda node: self.position(node, owner), finding.line - self.line_offset, finding.column,
+                           (finding.end_line - self.line_offset, finding.end_column) if finding.end_line else None)
         for node in evaluated:
             node.visit(located)
         if located.node is None:
@@ -181,12 +186,13 @@ def _value_of_statement(statement: cst.CSTNode) -> bool:
 
 
 class _Located(OwnScopeVisitor):
-    """The outermost expression starting at (line, column) 0-based column, and the expressions that
-    end before it starts (evaluated earlier, left to right)."""
+    """The outermost expression starting at (line, column) (0-based column) and, when given, ending at
+    `end`, and the expressions that end before it starts (evaluated earlier, left to right)."""
 
-    def __init__(self, position, line: int, column: int) -> None:
+    def __init__(self, position, line: int, column: int, end: tuple[int, int] | None = None) -> None:
         self.position = position
         self.line, self.column = line, column
+        self.end = end
         self.node: cst.CSTNode | None = None
         self.before: list[cst.CSTNode] = []
 
@@ -199,9 +205,9 @@ class _Located(OwnScopeVisitor):
         if where is None:
             return True
         start, end = (where.start.line, where.start.column), (where.end.line, where.end.column)
-        if start == (self.line, self.column) and isinstance(node, (cst.Call, cst.Subscript, cst.IfExp, cst.Comparison,
-                                                                   cst.UnaryOperation, cst.BooleanOperation, cst.Name,
-                                                                   cst.Attribute)):
+        if start == (self.line, self.column) and (self.end is None or end == self.end) and isinstance(
+                node, (cst.Call, cst.Subscript, cst.IfExp, cst.Comparison, cst.UnaryOperation, cst.BooleanOperation,
+                       cst.Name, cst.Attribute)):
             self.node = node
             return False
         if end <= (self.line, self.column):

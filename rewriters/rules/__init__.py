@@ -104,6 +104,7 @@ CALLEE_CHECKS = (
     crv015_disallowed_in_graph.check_callee,
     crv024_rnn_module.check_callee,
     crv004_tensor_to_python.check_callee,
+    crv025_parameter_in_compiled_code.check_callee,
 )
 # A user function, from what its own analysis found: a graph break inside it, or else a change of
 # Python state.

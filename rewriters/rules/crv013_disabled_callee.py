@@ -68,7 +68,7 @@ DYNAMO_SKIPPED_TORCH_FUNCTIONS = frozenset({
     "torch.cuda.random.manual_seed", "torch.cuda.random.manual_seed_all", "torch.xpu.get_rng_state",
     "torch.xpu.set_rng_state", "torch.nn.utils.rnn.pack_padded_sequence", "torch.nn.utils.rnn.pad_packed_sequence",
     "torch.to_dlpack", "torch.cuda.set_device", "torch.distributed.destroy_process_group", "torch.jit.isinstance",
-    "torch.resize_as_",
+    "torch.resize_as_", "torch.resize_as_sparse_", "torch.distributions.constraints.is_dependent",
 })
 # torch modules on Dynamo's skip list whose functions a user calls for their effect (torch.random:
 # `torch.random.manual_seed`, `fork_rng`).

@@ -8,13 +8,17 @@
 
 `check_call` finds `nn.Parameter(...)` and the construction of a `torch.nn` layer whose
 constructor creates parameters (`nn.Linear`, the convolutions, norms, embeddings, attention and
-recurrent layers: PARAMETERIZED_MODULES, the classes of torch 2.13 that do).
+recurrent layers: PARAMETERIZED_MODULES, the classes of torch 2.13 that do). `check_callee`
+finds the construction of a module class of the user's whose `__init__` builds such layers
+(`layers.append(Block(c))` in compiled code), which `carve lint`'s resolver recognises
+(rewriters/lint/driver.py, `builds_parameters`).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from carve.rewriters.callees import CalleeInfo
 from carve.rewriters.checks.context import CheckContext
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
@@ -35,8 +39,9 @@ RULE = Rule(
     bad_example="def forward(self, x):\n    return nn.Linear(16, 16)(x)",
     good_example="def __init__(self):\n    super().__init__()\n    self.proj = nn.Linear(16, 16)\n\n"
                  "def forward(self, x):\n    return self.proj(x)",
-    known_problems="Only torch's own layers are recognised: a user class whose `__init__` builds layers is "
-                   "not. Before the function's first tensor operation the break costs no graph and is "
+    known_problems="A user class is recognised only where `carve lint` reads its `__init__` (a module class "
+                   "of the same file) and only when called by its name: `block(c)` with the class passed in is "
+                   "missed. Before the function's first tensor operation the break costs no graph and is "
                    "reported as CRV027 instead.",
     fix_safety="No automatic fix. The compiler runs the statement eagerly between two graphs.",
 )
@@ -46,14 +51,26 @@ PARAMETER_CONSTRUCTORS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Pa
 PARAMETERIZED_MODULES = frozenset({
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
     "ConvTranspose2d", "ConvTranspose3d", "Embedding", "EmbeddingBag", "GRU", "GRUCell", "GroupNorm", "LSTM",
-    "LSTMCell", "LayerNorm", "Linear", "MultiheadAttention", "PReLU", "RMSNorm", "RNN", "RNNCell",
+    "LSTMCell", "LayerNorm", "Linear", "LinearCrossEntropyLoss", "MultiheadAttention", "PReLU", "RMSNorm", "RNN", "RNNCell",
     "SyncBatchNorm", "Transformer", "TransformerDecoderLayer", "TransformerEncoderLayer",
 })
+
+
+def builds_parameters(qualified: str) -> bool:
+    """`torch.nn.Parameter`, `torch.nn.Linear`: a call that creates parameters."""
+    return qualified in PARAMETER_CONSTRUCTORS or (
+        qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1] in PARAMETERIZED_MODULES)
 
 
 def check_call(call: cst.Call, ctx: CheckContext):
     name = ctx.qualified(call.func) or ""
     if name in PARAMETER_CONSTRUCTORS:
         yield Violation(RULE.code, f"{ctx.dotted(call.func)}() creates a parameter inside compiled code")
-    elif name.startswith("torch.nn.") and name.rsplit(".", 1)[-1] in PARAMETERIZED_MODULES:
+    elif builds_parameters(name):
         yield Violation(RULE.code, f"{ctx.dotted(call.func)}() builds a layer (and its parameters) inside compiled code")
+
+
+def check_callee(callee: CalleeInfo):
+    """A call the resolver found to construct a module class of the user's that builds layers."""
+    if callee.extra.get("builds_parameters"):
+        yield Violation(RULE.code, f"{callee.name}() builds a module with parameters inside compiled code")

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from tests.lint_corpus.accuracy import HERE, REAL_CORPUS, TRAINING_CORPUS, evaluate
+from tests.lint_corpus.accuracy import HERE, REAL_CORPUS, REAL_HOLDOUT, TRAINING_CORPUS, evaluate
 
 
 @pytest.mark.parametrize("corpus", [HERE, TRAINING_CORPUS, REAL_CORPUS], ids=["corpus", "training-corpus", "real-code"])
@@ -26,21 +26,33 @@ def test_the_corpora_meet_the_accuracy_targets(corpus, all_functions, tmp_path):
     assert report["precision"] >= 0.95, report["misses"]
 
 
-def test_the_real_code_corpus_is_copied_code_from_six_repositories_labelled_by_the_installed_torch():
-    truth = json.loads((REAL_CORPUS / "ground_truth.json").read_text())
+@pytest.mark.parametrize("all_functions", [False, True], ids=["compiled", "all"])
+def test_the_held_out_real_code_corpus_keeps_its_measured_accuracy(all_functions, tmp_path):
+    """Functions of four other repositories (docs/lint.md: measured once before any change it led to,
+    then after one); a floor against regressions, not a target the checks were tuned to."""
+    report = evaluate(REAL_HOLDOUT, all_functions=all_functions, workdir=tmp_path)
+    assert report["cases"] >= 90 and report["breaking"] >= 25
+    assert report["precision"] >= 0.95, report["misses"]
+    assert report["recall"] >= 0.85, report["misses"]
+
+
+@pytest.mark.parametrize("corpus, cases, repositories", [(REAL_CORPUS, 150, 6), (REAL_HOLDOUT, 90, 4)],
+                         ids=["real-code", "held-out"])
+def test_the_real_code_corpora_are_copied_code_labelled_by_the_installed_torch(corpus, cases, repositories):
+    truth = json.loads((corpus / "ground_truth.json").read_text())
     labelled = [case for case in truth["cases"].values() if "dynamo_error" not in case]
-    assert len(labelled) >= 150
-    repositories = set()
-    for path in sorted(REAL_CORPUS.glob("*.py")):
+    assert len(labelled) >= cases
+    found = set()
+    for path in sorted(corpus.glob("*.py")):
         if path.name in ("cases.py", "__init__.py"):
             continue
         header = path.read_text(encoding="utf-8").split("\n\n", 1)[0]
         source = re.search(r"^# Copied from (?:https://github\.com/)?([\w.-]+/[\w.-]+)", header, re.M)
         assert source, f"{path.name} does not say where it was copied from"
         assert "licence" in header.lower() or "license" in header.lower(), f"{path.name} has no licence header"
-        repositories.add(source.group(1))
-    assert len(repositories) >= 6, repositories
+        found.add(source.group(1))
+    assert len(found) >= repositories, found
     import importlib.metadata
 
     assert truth["meta"]["torch"].split("+")[0] == importlib.metadata.version("torch").split("+")[0], (
-        "the labels come from another torch: relabel with tests/lint_corpus/ground_truth.py tests/lint_corpus_real")
+        f"the labels come from another torch: relabel with tests/lint_corpus/ground_truth.py {corpus}")

@@ -51,7 +51,7 @@ class GPT(nn.Module):
         return cls(GPTConfig())
 """
 # Lines of MODEL (after the leading newline is dropped by `write`).
-PRINT_IN_HELPER, CALL_OF_BLOCK, CALL_IN_FORWARD, PRINT_ITEM = 6, 25, 26, 29
+PRINT_IN_HELPER, CALL_IN_BLOCK, CALL_OF_BLOCK, CALL_IN_FORWARD, PRINT_ITEM = 6, 15, 25, 26, 29
 
 TRAIN = """
 import os
@@ -103,6 +103,7 @@ def test_nanogpt_shaped_tree_reports_the_models_breaks_at_model_py_lines(tmp_pat
         ("model.py", PRINT_IN_HELPER, "CRV003"),      # in log_shape, reached from GPT.forward
         ("model.py", CALL_IN_FORWARD, "CRV016"),      # the call in the compiled forward
         ("model.py", CALL_OF_BLOCK, "CRV016"),        # self.block(idx): Block.forward calls log_shape
+        ("model.py", CALL_IN_BLOCK, "CRV016"),        # ... there, reached from GPT.forward
         ("model.py", PRINT_ITEM, "CRV003"),
         ("model.py", PRINT_ITEM, "CRV004"),
     ])
@@ -131,7 +132,7 @@ def test_each_finding_is_reported_once_when_several_files_and_functions_reach_it
     """)
     results = _lint(tmp_path, ["bench.py", "model.py", "sample.py", "train.py"])
     found = _findings(results)
-    assert len(found) == len(set(found)) == 5
+    assert len(found) == len(set(found)) == 6
     assert {name for name, _, _ in found} == {"model.py"}
     forward = next(f for r in results for f in r.findings if f.line == PRINT_ITEM and f.code == "CRV003")
     compiled_in = forward.message.split("compiled in ")[1]

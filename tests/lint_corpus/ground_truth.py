@@ -35,9 +35,11 @@ import importlib.util
 import io
 import json
 import logging
+import os
 import random
 import re
 import sys
+import tempfile
 import warnings
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -161,6 +163,8 @@ def explain_case(function, args) -> dict:
 def label(corpus: Path) -> dict:
     truth = {}
     sys.path.insert(0, str(corpus))
+    # Copied scripts write files (checkpoints, images): in a scratch directory, not the repository.
+    os.chdir(tempfile.mkdtemp(prefix="carve_ground_truth_"))
     if is_copied_code(corpus):
         for key, builder in copied_cases(corpus):
             filename = key.split("::")[0]

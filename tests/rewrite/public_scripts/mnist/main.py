@@ -1,3 +1,4 @@
+# ruff: noqa
 # Adapted from https://github.com/pytorch/examples (commit 77f55b912142), mnist/main.py, for carve's
 # rewrite tests: synthetic data instead of MNIST, small sizes, and the user's carve.compile call
 # (with `import carve` where a user adding it would: below the functions). Original licence:

@@ -1,3 +1,4 @@
+# ruff: noqa
 # Copied from https://github.com/karpathy/nanoGPT (commit 3adf61e1), model.py, verbatim below this header.
 # Original licence:
 #

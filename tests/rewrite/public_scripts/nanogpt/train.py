@@ -1,3 +1,4 @@
+# ruff: noqa
 # Adapted from https://github.com/karpathy/nanoGPT (commit 3adf61e1), train.py, for carve's rewrite tests:
 # the training loop on random tokens, a tiny model, three iterations, no checkpoints, DDP or wandb, and
 # torch.compile(model) with backend="eager" (nanoGPT passes no backend). Original licence:

@@ -1,3 +1,4 @@
+# ruff: noqa
 # Adapted from https://github.com/pytorch/examples (commit 77f55b912142), time_sequence_prediction/train.py
 # and generate_sine_wave.py, for carve's rewrite tests: the sine waves made in memory (smaller), two LBFGS
 # steps, no plots, and the user's carve.compile (the import inside the main block). Original licence:

@@ -1,3 +1,4 @@
+# ruff: noqa
 # Adapted from https://github.com/pytorch/examples (commit 77f55b912142), vae/main.py, for carve's
 # rewrite tests: synthetic data instead of MNIST, no image files written, two epochs, and the user's
 # carve.compile calls at the end of the script (with the import there). Original licence:

@@ -1,3 +1,4 @@
+# ruff: noqa
 # Adapted from https://github.com/pytorch/examples (commit 77f55b912142), word_language_model/main.py, for
 # carve's rewrite tests: a random token corpus instead of Wikitext-2, tiny sizes, two epochs, no timing in
 # the printed lines (it differs from run to run), no checkpoint or ONNX export, and the user's

@@ -1,3 +1,4 @@
+# ruff: noqa
 # Copied from https://github.com/pytorch/examples (commit 77f55b912142), word_language_model/model.py, verbatim
 # below this header. Original licence:
 #
