@@ -52,6 +52,12 @@ def main() -> int:
         trees = [str(models / name) for name in ("llama", "bert", "gpt2") if (models / name).is_dir()]
         count = sum(1 for tree in trees for _ in Path(tree).rglob("*.py"))
         rows.append((f"carve lint --all, transformers llama+bert+gpt2 ({count} files)", *timed(carve + ["--all", *trees], args.repeat)))
+    # Public training and model code (tests/lint_corpus_real: nanoGPT, minGPT, pytorch/examples, ...),
+    # the corpus carve lint's accuracy is measured on.
+    corpus = Path(__file__).resolve().parents[1] / "tests" / "lint_corpus_real"
+    if corpus.is_dir():
+        count = sum(1 for path in corpus.glob("*.py") if path.name != "cases.py")
+        rows.append((f"carve lint --all, real-code corpus ({count} files)", *timed(carve + ["--all", str(corpus)], args.repeat)))
     torchfix = os.environ.get("TORCHFIX", DEFAULT_TORCHFIX)
     if shutil.which(torchfix) or Path(torchfix).exists():
         rows.append(("torchfix", *timed([torchfix, str(nn_dir)], max(1, min(args.repeat, 2)))))
