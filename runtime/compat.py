@@ -151,6 +151,7 @@ def dynamo_error_on_graph_break(flag: bool) -> Any:
 # Dynamo's break reasons, by the words they use, to carve's rule codes (first match wins).
 _DYNAMO_REASON_RULES = (
     (("recompile limit",), "CRV020"),
+    (("rnn, gru, or lstm",), "CRV024"),
     (("graph_break",), "CRV001"),
     (("skip_frame",), "CRV002"),
     (("print", "logging", "logger", "builtins.input", "open("), "CRV003"),
