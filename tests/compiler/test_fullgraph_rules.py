@@ -169,8 +169,9 @@ def test_eager_statements_before_the_graph_work_leave_one_graph():
 # ---- the rule properties ---------------------------------------------------------------------
 
 def test_every_rule_that_breaks_torch_compile_splits_a_carve_graph():
+    # CRV027 is a break no tensor operation precedes: there is no graph yet to split.
     for rule in RULES.values():
-        if rule.breaks_torch_compile:
+        if rule.breaks_torch_compile and rule.code != "CRV027":
             assert rule.splits_carve_graph, rule.code
 
 
