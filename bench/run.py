@@ -11,7 +11,10 @@
 3. Dynamic shapes (bench/dynamic.py): a model called with 12 sequence lengths.
 4. Real models (bench/models.py): GPT-2, Llama and nanoGPT, forward and training step; their
    first call in fresh processes with empty Inductor caches (bench/first_call.py).
-5. The linter benchmark, bench/lint_bench.py, if present (its own process).
+5. Real scripts (bench/real_scripts.py): public training scripts run eager, with torch.compile
+   on the model and with carve on the function holding the graph breaks; steady state and, in
+   fresh processes, the first 10 calls (skipped with --quick).
+6. The linter benchmark, bench/lint_bench.py, if present (its own process).
 
 Tables go to stdout and to bench/results/latest.md; with --write-docs also to
 docs/bench.md (what the README quotes).
@@ -45,6 +48,7 @@ import capture  # noqa: E402
 import dynamic  # noqa: E402
 import first_call  # noqa: E402
 import models  # noqa: E402
+import real_scripts  # noqa: E402
 import speed  # noqa: E402
 
 
@@ -198,7 +202,7 @@ def run_lint_bench() -> str | None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", choices=["speed", "capture", "dynamic", "models", "lint"], help="run one part only")
+    parser.add_argument("--only", choices=["speed", "capture", "dynamic", "models", "real_scripts", "lint"], help="run one part only")
     parser.add_argument("--quick", action="store_true", help="fewer timing rounds and generated programs")
     parser.add_argument("--programs", type=int, default=None, help="generated programs (default 20)")
     parser.add_argument("--first-seed", type=int, default=0)
@@ -238,6 +242,9 @@ def main(argv=None) -> int:
     if args.only in (None, "models"):
         sections.append(models.section(models.run(rounds=2 if args.quick else 3, log=log)))
         sections.append(first_call.section(first_call.run(log=log)))
+    if args.only in (None, "real_scripts"):
+        sections.append(real_scripts.section(real_scripts.run(rounds=3 if args.quick else 5,
+                                                              with_first_calls=not args.quick, log=log)))
 
     report = "\n\n".join([
         "# carve benchmarks",

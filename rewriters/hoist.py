@@ -47,6 +47,12 @@ SAFE_METHODS = frozenset({
     "append", "extend", "write",
 })
 TEMP_PREFIX = "_carve_t"
+# Methods of Python's containers, which tensors do not have: `returns.insert(0, R)` changes a
+# list, even where a later `returns = torch.tensor(returns)` makes the name a tensor.
+CONTAINER_METHODS = frozenset({
+    "append", "extend", "insert", "appendleft", "extendleft", "pop", "popleft", "remove", "clear", "update",
+    "setdefault",
+})
 
 
 @dataclass
@@ -139,7 +145,8 @@ class Hoister:
                 return not any(arg.keyword and arg.keyword.value == "inplace" for arg in node.args)
             if isinstance(func, cst.Attribute):
                 method = func.attr.value
-                if method in NON_TENSOR_METHODS or method.endswith("_") or method.startswith("_"):
+                if method in NON_TENSOR_METHODS or method in CONTAINER_METHODS or method.endswith("_") \
+                        or method.startswith("_"):
                     return False
                 return self._pure_tensor(func.value)
         return False

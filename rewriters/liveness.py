@@ -50,17 +50,33 @@ def param_names(params: cst.Parameters) -> set[str]:
     return names
 
 
+def declarations(func: cst.FunctionDef) -> dict[str, str]:
+    """The names `func`'s own body declares, each with its declaration:
+
+        def step(x):
+            global calls            ->  {"calls": "global", "total": "nonlocal"}
+            nonlocal total
+    """
+    declared = _Declared()
+    func.body.visit(declared)
+    return declared.kinds
+
+
 class _Declared(OwnScopeVisitor):
     """`global` / `nonlocal` names of a function body (not of nested functions)."""
 
     def __init__(self) -> None:
-        self.names: set[str] = set()
+        self.kinds: dict[str, str] = {}
+
+    @property
+    def names(self) -> set[str]:
+        return set(self.kinds)
 
     def visit_Global(self, node: cst.Global) -> None:
-        self.names |= {item.name.value for item in node.names}
+        self.kinds.update((item.name.value, "global") for item in node.names)
 
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.names |= {item.name.value for item in node.names}
+        self.kinds.update((item.name.value, "nonlocal") for item in node.names)
 
 
 class _DefaultsOnly(cst.CSTVisitor):

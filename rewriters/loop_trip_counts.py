@@ -21,6 +21,8 @@ read through globals Dynamo guards.
 
 from __future__ import annotations
 
+import builtins
+
 import libcst as cst
 
 from carve.rewriters.liveness import local_names, names_read
@@ -29,6 +31,8 @@ from carve.rewriters.liveness import local_names, names_read
 _SHAPE_ATTRIBUTES = frozenset({"shape", "ndim"})
 _SHAPE_METHODS = frozenset({"size", "dim", "numel"})
 _SHAPE_FUNCTIONS = frozenset({"len"})
+# Pieces of a tensor (`for x_t in x.split(1, dim=1)`): as many as the tensor's shape says.
+_SHAPE_PIECES = frozenset({"split", "chunk", "unbind", "tensor_split"})
 
 
 def loops_in(function: cst.FunctionDef) -> list[cst.For | cst.While]:
@@ -56,7 +60,7 @@ def loops_in(function: cst.FunctionDef) -> list[cst.For | cst.While]:
 def python_loop_around_a_region(function: cst.FunctionDef, region_names: set[str]) -> bool:
     """Some loop of `function` that calls one of `region_names` should stay Python."""
     locals_ = local_names(function, set())
-    self_name = _first_parameter(function)
+    self_name = first_parameter(function)
     return any(region_names.intersection(names_read([loop])) and loop_stays_python(loop, locals_, self_name)
                for loop in loops_in(function))
 
@@ -68,6 +72,25 @@ def loop_stays_python(loop: cst.For | cst.While, locals_: set[str], self_name: s
     reads = _VaryingReads(locals_, self_name)
     loop.iter.visit(reads)
     return reads.found
+
+
+def trip_count_may_vary(loop: cst.For | cst.While, self_name: str | None = None) -> bool:
+    """Whether `loop` may run a different number of times on another call of its function,
+    whatever the function's arguments are: a `while`, or a `for` whose iterable reads any name
+    but through the shape-like reads above or `self`'s attributes.
+
+        for r in model.rewards[::-1]:       # may vary: an episode's length
+        for batch in loader:                # may vary
+        for i in range(4):                  # fixed
+        for block in self.blocks:           # fixed by the module
+        for t in range(x.size(1)):          # fixed by a shape (guarded like it)
+    """
+    if not isinstance(loop, cst.For):
+        return True
+    return loop_stays_python(loop, names_read([loop.iter]) - _BUILTINS, self_name)
+
+
+_BUILTINS = frozenset(dir(builtins))  # `range`, `zip`, `len`: read by name, fixed by their arguments
 
 
 class _VaryingReads(cst.CSTVisitor):
@@ -85,7 +108,7 @@ class _VaryingReads(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> bool:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _SHAPE_METHODS:
+        if isinstance(func, cst.Attribute) and func.attr.value in _SHAPE_METHODS | _SHAPE_PIECES:
             for arg in node.args:
                 arg.visit(self)
             return False  # `x.size(0)`: the receiver's contents do not count
@@ -108,6 +131,6 @@ def _root_name(node: cst.BaseExpression) -> str | None:
     return node.value if isinstance(node, cst.Name) else None
 
 
-def _first_parameter(function: cst.FunctionDef) -> str | None:
+def first_parameter(function: cst.FunctionDef) -> str | None:
     params = [*function.params.posonly_params, *function.params.params]
     return params[0].name.value if params and params[0].name.value == "self" else None

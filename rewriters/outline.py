@@ -80,7 +80,7 @@ from carve.rewriters.checkpoints import checkpoint, eager_comment
 from carve.rewriters.findings import Finding
 from carve.rewriters.hoist import HOISTABLE_CODES, Hoisted, Hoister
 from carve.rewriters.dataflow import Dataflow
-from carve.rewriters.liveness import bound_names, local_names, region_inputs, region_outputs
+from carve.rewriters.liveness import bound_names, declarations, local_names, region_inputs, region_outputs
 from carve.rewriters.naming import CLOSURE_NAME, COMPILED_FUNCTION_NAME, FACTORY_NAME, UNBOUND_VAR, Namer
 from carve.rewriters.partition import (
     Compound, EagerStatement, GraphRun, Item, Statement, as_statement_line, is_simple as is_simple_line, loaded_names,
@@ -169,6 +169,9 @@ class _Outliner:
         self.temps = namer.scope()  # the function's own temporaries: counters restart at 0
         self.unbound_var = unbound_var
         self.locals = local_names(func, analysis.global_names)
+        # `global calls` / `nonlocal total` of the function: a region that binds such a name
+        # declares it too, so it writes the user's variable, not a local of its own.
+        self.declarations = declarations(func)
         self.result = OutlinedFunction(func, [], [], [], regions_var, unbound_var=unbound_var)
         self.hoister = Hoister(TensorInference(func, module.imports), module.imports, self.temps)
         self.bindings = Bindings(self.locals, module.imports.resolve)
@@ -409,16 +412,18 @@ class _Outliner:
         # An input that came in UNBOUND is unbound again before the user's code reads it (this runs
         # as Python only: the call site never hands UNBOUND to the compiled region, see below).
         restore = [_delete_if_unbound(n, unbound, self._glue(first, first)) for n in plan.unbound_reads]
+        declared = self._declarations(run.statements, self._glue(first, first))
         # The outputs go back to the call site, unless the run returns from the function itself.
         returns = [] if run.ends_with_return or not outputs else replace(
             "return outputs", outputs=outputs, origin=self._glue(last, last))
         region_def = cast(cst.FunctionDef, replace_statement(
             "@regions.graph(first, last)\n"
             "def name(inputs):\n"
+            "    declared\n"
             "    restore\n"
             "    statements\n"
             "    returns\n",
-            regions=self.regions_var, first=first, last=last, name=name, inputs=inputs,
+            regions=self.regions_var, first=first, last=last, name=name, inputs=inputs, declared=declared,
             restore=restore, statements=statements, returns=returns, origin=self._glue(first, last),
         ))
         self.result.region_defs.append(self._with_leading_lines(region_def, [cst.EmptyLine(indent=False)]))
@@ -460,6 +465,29 @@ class _Outliner:
         emitted += [_delete_if_unbound(n, unbound, glue) for n in plan.unbound_outputs]
         emitted[0] = self._with_leading_lines(emitted[0], leading)
         return emitted
+
+    def _declarations(self, statements: list[Statement], origin: MarkOrigin) -> list[BodyStatement]:
+        """The user's `global` / `nonlocal` declarations of the names `statements` bind, for the
+        region function that holds them:
+
+            def step(x, log):                       @_carve_step.graph(3, 5)
+                global calls                        def _step_graph_region_0(x, log):
+                y = x.sin()                             global calls
+                if log:                     ->          y = x.sin()
+                    calls = calls + 1                   if log:
+                return y                                    calls = calls + 1
+                                                        return y
+
+        Without it `calls` would be a local of the region function: eager's global would never
+        change, and reading it before the assignment would raise UnboundLocalError."""
+        bound = set().union(*(bound_names(statement) for statement in statements))
+        declared: list[BodyStatement] = []
+        for name in sorted(bound & set(self.declarations)):
+            if self.declarations[name] == "global":
+                declared += replace("global name", name=name, origin=origin)
+            else:
+                declared += replace("nonlocal name", name=name, origin=origin)
+        return declared
 
     def _call(self, region: str | cst.BaseExpression, arguments: list[cst.BaseExpression], run: GraphRun,
               outputs: list[str], glue: MarkOrigin) -> list[BodyStatement]:

@@ -36,7 +36,8 @@ from carve.rewriters.analysis import FunctionAnalysis, child_blocks
 from carve.rewriters.backward_roots import BackwardRoots
 from carve.rewriters.dataflow import Dataflow
 from carve.rewriters.findings import Finding
-from carve.rewriters.liveness import target_names
+from carve.rewriters.liveness import bound_names, target_names
+from carve.rewriters.loop_trip_counts import first_parameter, loops_in, trip_count_may_vary
 from carve.rewriters.names import dotted_name, integer_value
 from carve.rewriters.rules import RULES, rule
 from carve.rewriters.rules import crv006_break_in_loop as break_in_loop
@@ -127,7 +128,7 @@ def _source_line(statement: cst.CSTNode) -> str:
 def partition_block(
     block: cst.BaseSuite, analysis: FunctionAnalysis, guarded: bool = False, closures: "_Closures | None" = None,
     dataflow: Dataflow | None = None, loop_targets: frozenset[str] = frozenset(), in_loop: bool = False,
-    backward: BackwardRoots | None = None,
+    backward: BackwardRoots | None = None, growing: "GrowingContainers | None" = None,
 ) -> list[Item]:
     """`guarded`: the block runs under a try or with, which may catch an exception raised
     mid-run; then each statement is its own region, so the statements before the one that
@@ -136,7 +137,9 @@ def partition_block(
     Python `for` loops around the block bind (see `_loop_indexed_load`). `in_loop`: the block
     runs once per iteration of a Python loop (see `_loop_carried_update`). `backward`: which
     backward passes reach each statement (built here if not given); a run ends where they
-    change, so each backward frees only the regions it reaches (rewriters/backward_roots.py)."""
+    change, so each backward frees only the regions it reaches (rewriters/backward_roots.py).
+    `growing`: the function's lists whose length may change from call to call (built here if
+    not given); a statement reading one stays Python (see `GrowingContainers`)."""
     items: list[Item] = []
     run: list[Statement] = []
     if dataflow is None:
@@ -146,6 +149,8 @@ def partition_block(
         analysis.func.visit(closures)
     if backward is None:
         backward = BackwardRoots(analysis, dataflow)
+    if growing is None:
+        growing = GrowingContainers(analysis.func, dataflow)
     # The backward passes reaching the run's statements (the same for all that any reaches).
     run_roots: frozenset[int] = frozenset()
 
@@ -162,7 +167,8 @@ def partition_block(
         elif in_loop and _loop_carried_update(statement, block, analysis, dataflow):
             flush()
             items.append(EagerStatement(statement, analysis.findings_of(statement), arguments_to_graph=True))
-        elif _graph_statement(statement, analysis, dataflow, loop_depth=0, nested=False) and not closures.touched_by(statement):
+        elif _graph_statement(statement, analysis, dataflow, loop_depth=0, nested=False) \
+                and not closures.touched_by(statement) and not growing.read_by(statement):
             roots = backward.roots_of(statement)
             if roots and run_roots and roots != run_roots:
                 flush()
@@ -184,12 +190,160 @@ def partition_block(
             compound.blocks = [
                 partition_block(
                     child, analysis, catches and not (whole_body and child is compound.statement.body), closures,
-                    dataflow, targets, loops, backward)
+                    dataflow, targets, loops, backward, growing)
                 for child in child_blocks(statement)
             ]
             items.append(compound)
     flush()
     return items
+
+
+class GrowingContainers:
+    """The lists (and deques) a function makes empty and grows in a loop whose trip count may
+    change from call to call: their length is new on each call. A statement reading one stays
+    Python; in a region, Dynamo would guard the length, compiling a graph per length until its
+    recompile limit (and a list of floats, each value):
+
+        policy_losses = []                              policy_losses = []
+        for log_prob, R in zip(saved, returns):         for log_prob, R in zip(saved, returns):
+            policy_losses.append(-log_prob * R)  ->         policy_losses.append(_region_0(log_prob, R))
+        loss = torch.stack(policy_losses).sum()         loss = torch.stack(policy_losses).sum()   # Python
+        loss.backward()                                 loss.backward()
+
+    A read sees such a list when the list's empty binding reaches it (the function's dataflow):
+    after `returns = torch.tensor(returns)`, `returns` is a tensor again. Loops whose trip count
+    is fixed (`range(4)`, `self.blocks`, a shape) grow lists of one length: those are graph work.
+    """
+
+    def __init__(self, func: cst.FunctionDef, dataflow: Dataflow) -> None:
+        self.dataflow = dataflow
+        self_name = first_parameter(func)
+        growers: dict[int, set[str]] = {}
+        for loop in loops_in(func):
+            if trip_count_may_vary(loop, self_name):
+                growers[id(loop)] = _grown_names(loop.body)
+        empty_lines = _lines_binding_empty_containers(func, set().union(*growers.values()))
+        # ids of the lines binding a grown name to an empty container (`returns = []`)
+        self.empty_bindings = {id(line) for line in empty_lines}
+        made_empty = set().union(*(bound_names(line) for line in empty_lines))
+        # ids of the loops that grow such a list, a new number of times on each call
+        self.growing_loops = {loop for loop, names in growers.items() if names & made_empty}
+
+    def read_by(self, statement: cst.CSTNode) -> bool:
+        """Whether `statement` may read such a list other than to grow it (`outputs += [y]` in a
+        loop the region unrolls reads no length), or holds a loop that grows one (unrolled, it
+        would be a graph per trip count)."""
+        if not self.empty_bindings or not self.dataflow.knows(statement):
+            return False
+        if _loops_within(statement) & self.growing_loops:
+            return True
+        reads = set(self.dataflow.reads_and_writes(statement)[0])
+        return any(definition.name in reads and definition.node_id in self.empty_bindings
+                   and not _only_grown(statement, definition.name)
+                   for definition in self.dataflow.reaching_definitions(statement))
+
+
+# Methods that add items to a list or deque, and the empty containers a function starts one as.
+GROWING_METHODS = frozenset({"append", "extend", "insert", "appendleft", "extendleft"})
+EMPTY_CONTAINER_CALLS = frozenset({"list", "deque", "collections.deque"})
+
+
+def _grown_names(block: cst.CSTNode) -> set[str]:
+    """Names `block` grows: `xs.append(...)`, `xs.insert(0, ...)`, `xs += [...]`."""
+
+    class Growth(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.names: set[str] = set()
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False  # a nested def grows its lists when it is called
+
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in GROWING_METHODS and isinstance(func.value, cst.Name):
+                self.names.add(func.value.value)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if isinstance(node.operator, cst.AddAssign) and isinstance(node.target, cst.Name) \
+                    and isinstance(node.value, (cst.List, cst.ListComp)):
+                self.names.add(node.target.value)
+
+    growth = Growth()
+    block.visit(growth)
+    return growth.names
+
+
+def _loops_within(statement: cst.CSTNode) -> set[int]:
+    """ids of `statement` itself if it is a loop, and of the loops inside it."""
+
+    class Loops(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.found: set[int] = set()
+
+        def visit_For(self, loop: cst.For) -> None:
+            self.found.add(id(loop))
+
+        def visit_While(self, loop: cst.While) -> None:
+            self.found.add(id(loop))
+
+    loops = Loops()
+    statement.visit(loops)
+    return loops.found
+
+
+def _only_grown(statement: cst.CSTNode, name: str) -> bool:
+    """Every mention of `name` in `statement` is a list growing (`name.append(...)`, `name += [...]`)."""
+
+    class Mentions(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.growing = 0
+            self.all = 0
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == name:
+                self.all += 1
+
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in GROWING_METHODS \
+                    and isinstance(func.value, cst.Name) and func.value.value == name:
+                self.growing += 1
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if isinstance(node.target, cst.Name) and node.target.value == name:
+                self.growing += 1
+
+    mentions = Mentions()
+    statement.visit(mentions)
+    return mentions.all == mentions.growing
+
+
+def _lines_binding_empty_containers(func: cst.FunctionDef, names: set[str]) -> list[cst.SimpleStatementLine]:
+    """The lines of `func` that bind one of `names` to an empty list or deque (`xs = []`)."""
+
+    class EmptyBindings(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.lines: list[cst.SimpleStatementLine] = []
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is func
+
+        def visit_SimpleStatementLine(self, line: cst.SimpleStatementLine) -> None:
+            for small in line.body:
+                if isinstance(small, cst.Assign) and _empty_container(small.value) and any(
+                        isinstance(target.target, cst.Name) and target.target.value in names
+                        for target in small.targets):
+                    self.lines.append(line)
+
+    bindings = EmptyBindings()
+    func.visit(bindings)
+    return bindings.lines
+
+
+def _empty_container(value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.List):
+        return not value.elements
+    return isinstance(value, cst.Call) and not value.args and dotted_name(value.func) in EMPTY_CONTAINER_CALLS
 
 
 def _loop_indexed_load(statement: Statement, loop_targets: frozenset[str]) -> bool:
@@ -285,25 +439,34 @@ def as_statement_line(statement: Statement) -> cst.SimpleStatementLine | cst.Bas
 
 
 def _graph_statement(
-    statement: cst.CSTNode, analysis: FunctionAnalysis, dataflow: Dataflow, loop_depth: int, nested: bool
+    statement: cst.CSTNode, analysis: FunctionAnalysis, dataflow: Dataflow, loop_depth: int, nested: bool,
+    in_fixed_loop: bool = False,
 ) -> bool:
-    """Can the trace capture `statement` whole? `nested`: it sits inside an if/for of the region."""
+    """Can the trace capture `statement` whole? `nested`: it sits inside an if/for of the region;
+    `in_fixed_loop`: inside a loop of the region whose trip count is fixed (see `_container_update`)."""
     if isinstance(statement, cst.For) and _only_untaken_breaks_inside(statement, analysis, dataflow):
         pass  # its body is judged below: breaks only in branches the guards usually skip
-    elif _container_update(statement, analysis):
+    elif _container_update(statement, analysis, plain_values=in_fixed_loop):
         return True
     elif analysis.findings_of(statement):
         return False
     if is_simple(statement):
         return all(_graph_small(small, loop_depth, nested) for small in statement.body)
     if isinstance(statement, cst.If):
+        blocks = child_blocks(statement)
+        breaking = [any(not _graph_statement(s, analysis, dataflow, loop_depth, True, in_fixed_loop)
+                            for s in _statements(block)) for block in blocks]
+        if all(breaking) and _has_else(statement):
+            return False  # some branch is taken on every run, and each breaks: see _has_else
         return all(
-            _graph_statement(s, analysis, dataflow, loop_depth, nested=True) or _break_in_branch(s, analysis, loop_depth)
-            for child in child_blocks(statement) for s in _statements(child)
+            _graph_statement(s, analysis, dataflow, loop_depth, True, in_fixed_loop)
+            or _break_in_branch(s, analysis, loop_depth)
+            for block in blocks for s in _statements(block)
         )
     if isinstance(statement, cst.For) and statement.orelse is None and _name_target(statement.target) and (
             _short_loop(statement) or _container_loop(statement)):
-        return all(_graph_statement(s, analysis, dataflow, loop_depth + 1, nested=True) for s in _statements(statement.body))
+        fixed = not trip_count_may_vary(statement, first_parameter(analysis.func))
+        return all(_graph_statement(s, analysis, dataflow, loop_depth + 1, True, fixed) for s in _statements(statement.body))
     if isinstance(statement, cst.Try) and not nested and _try_captured_whole(statement, analysis, dataflow, loop_depth):
         return True
     if isinstance(statement, cst.With) and id(statement) in analysis.torch_context_managers:
@@ -315,7 +478,7 @@ def _graph_statement(
         body = _statements(statement.body)
         last_returns = not nested and is_simple(body[-1]) and _returns_at_end(body[-1])
         return all(
-            _graph_statement(s, analysis, dataflow, loop_depth, nested=not (last_returns and s is body[-1]))
+            _graph_statement(s, analysis, dataflow, loop_depth, not (last_returns and s is body[-1]), in_fixed_loop)
             or resumable and _break_in_branch(s, analysis, loop_depth)
             for s in body
         )
@@ -442,15 +605,28 @@ def _contains_in_place_call(node: cst.CSTNode) -> bool:
 CONTAINER_UPDATES = frozenset({"append", "extend", "insert", "update", "setdefault"})
 
 
-def _container_update(statement: cst.CSTNode, analysis: FunctionAnalysis) -> bool:
+def _container_update(statement: cst.CSTNode, analysis: FunctionAnalysis, plain_values: bool = False) -> bool:
     """`acc.append(x.sum())`, `stats["loss"] = (y ** 2).mean()`: a graph statement. A region that
     updates a Python container takes it as an argument (or reads it as a global), and Dynamo, which
     captures the region, applies the update on every call; a container the region makes itself is rebuilt from the graph's outputs on each call.
+
+    `plain_values`: the statement is in the body of a loop the region unrolls a fixed number of
+    times (a shape, a constant range, `self`'s layers), where an update with nothing to compute
+    is graph work too (the loop is whole only if its body is):
+
+        outputs = []                            # one region, as torch.compile's one graph:
+        for input_t in input.split(1, dim=1):   # the loop unrolled over the tensor's pieces
+            output = self.cell(input_t)
+            outputs += [output]
+        return torch.cat(outputs, dim=1)
     """
     if not is_simple(statement) or len(statement.body) != 1:
         return False
     small = statement.body[0]
-    if isinstance(small, cst.Expr):
+    if plain_values and isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign) \
+            and isinstance(small.target, cst.Name) and isinstance(small.value, (cst.List, cst.Tuple)):
+        values: list[cst.BaseExpression] = [small.value]  # `outputs += [output]`, as outputs.extend([output])
+    elif isinstance(small, cst.Expr):
         call = small.value
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
                 and isinstance(call.func.value, cst.Name) and call.func.attr.value in CONTAINER_UPDATES):
@@ -460,7 +636,7 @@ def _container_update(statement: cst.CSTNode, analysis: FunctionAnalysis) -> boo
         values = [small.value]
     else:
         return False
-    if not any(isinstance(value, COMPUTED) for value in values):
+    if not plain_values and not any(isinstance(value, COMPUTED) for value in values):
         return False  # `log.append("done")`, `seen[k] = True`: nothing for a graph to compute; stays Python
     findings = analysis.findings_of(statement)
     return (bool(findings) and all(f.code == python_side_effect.RULE.code for f in findings)
@@ -512,6 +688,25 @@ def _breaking_branches_are_loop_invariant(loop: cst.For, analysis: FunctionAnaly
     visitor = BreakingBranches()
     loop.body.visit(visitor)
     return visitor.invariant
+
+
+def _has_else(statement: cst.If) -> bool:
+    """`if`/`elif` chain ending in `else`: one branch runs on every run of the statement.
+
+    A breaking statement in a branch stays in a region on the bet that the branch is not taken
+    (`_break_in_branch`). When every branch of an `if` with an `else` breaks, the bet is lost on
+    every call: the region would always split there, and a value the branches choose between
+    would make Dynamo compile it again and again. Such an `if` keeps its control flow in Python:
+
+        if loss_ema is None:                    # stays Python, its branches eager:
+            loss_ema = loss.item()              # one of the two .item() runs on every call
+        else:
+            loss_ema = 0.95 * loss_ema + 0.05 * loss.item()
+    """
+    orelse = statement.orelse
+    while isinstance(orelse, cst.If):
+        orelse = orelse.orelse
+    return isinstance(orelse, cst.Else)
 
 
 def _break_in_branch(statement: cst.CSTNode, analysis: FunctionAnalysis, loop_depth: int) -> bool:

@@ -56,11 +56,12 @@ TENSOR_METHODS = frozenset({
     "square", "neg", "sign", "round", "floor", "ceil", "topk", "sort", "median", "mode",
     "allclose", "dot", "outer", "nansum", "logsumexp",
 })
-# torch modules whose functions return Python values, devices, handles or state, not tensors.
+# torch modules whose functions return Python values, devices, handles, state or objects (optimizers,
+# data loaders, grad scalers), not tensors.
 TORCH_NON_TENSOR_MODULES = (
     "torch._dynamo.", "torch.compiler.", "carve.", "torch.backends.", "torch.cuda.", "torch.accelerator.",
     "torch.overrides.", "torch.distributed.", "torch._C.", "torch.jit.", "torch.fx.", "torch._jit_internal.",
-    "torch._utils.",
+    "torch._utils.", "torch.optim.", "torch.utils.data.", "torch.amp.",
 )
 TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "Tensor", "torch.FloatTensor", "torch.LongTensor"})
 # Reading these from a plain name is evidence that the name holds a tensor

@@ -58,6 +58,7 @@ from carve.rewriters.rules import (
     crv024_rnn_module,
     crv025_parameter_in_compiled_code,
     crv026_sparse_tensor,
+    crv028_legacy_constructor,
 )
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
@@ -85,6 +86,7 @@ CALL_CHECKS = (
     crv009_data_dependent_shape.check_call,
     crv025_parameter_in_compiled_code.check_call,
     crv026_sparse_tensor.check_call,
+    crv028_legacy_constructor.check_call,
     crv012_autograd_in_compiled.check_call,
     crv014_numpy_call.check_call,
     crv023_reads_own_frame.check_call,
