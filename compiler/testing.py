@@ -61,6 +61,9 @@ class CountingBackend:
         self._count_ops = count_ops
         # torch.compile and carve name a callable backend by its __name__ in logs and errors.
         self.__name__ = "counting_backend"
+        # Graphs run as aten ops draw torch's random numbers as eager does (carve's cost check
+        # may then weigh a region that draws them: runtime/cost_check.py).
+        self.random_stream = "eager" if inner in (None, "eager", "aot_eager") else None
         self.graphs = 0
         self.graph_modules: list[torch.fx.GraphModule] = []
         self.ops_per_graph: list[int] = []

@@ -5,7 +5,8 @@
 
 Every region is captured by `torch._dynamo` (docs/architecture.md); the only other answer is
 Python, for a reason carve states once (not a Python function, no tensor operations, the
-cost check found Python faster). `carve.explain` prints the path and its reason.
+cost check found Python faster, it compiles again on most calls: `recompiles_on_most_calls`).
+`carve.explain` prints the path and its reason.
 
 The break policy, as torch.compile's: a `fullgraph` scope makes every break an error (a nested
 `fullgraph=False` does not turn it off); else the innermost `error_on_graph_break` setting,
@@ -16,6 +17,7 @@ the same answer.
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from . import compat, state
@@ -46,6 +48,35 @@ def region_path(eager_reason: str | None, fullgraph: bool, capture_reason: str |
     return CapturePath(DYNAMO, "torch._dynamo captures every region")
 
 
+# A region compiled this many times, on at least half of its calls, each time because the same
+# guard failed, runs as Python from then on.
+CHURN_COMPILES = 4
+
+
+def recompiles_on_most_calls(compiles: int, calls: int, failed_guards: list[str]) -> bool:
+    """Whether a region that has compiled `compiles` times in `calls` calls keeps compiling: one
+    of its inputs takes a new value of what Dynamo guards on nearly every call (a list whose
+    length is an episode's, a float that changes every step), so each call pays a trace and a
+    backend compile that Python would not. Dynamo's `recompile_limit` would stop it only after 8.
+
+        calls:     1  2  3  4  5  6  7        compiles on calls 1, 2, 4, 5, all because
+        compiled:  x  x     x  x              `len(rewards) == N` failed: Python from call 5
+
+    `failed_guards`: the guard that failed in each version Dynamo tried at each recompile
+    (compat.dynamo_guard_failures). Only the same guard failing again and again, with new values,
+    is churn: a region that compiles a few versions early and then reuses them (train and eval, a
+    size made symbolic, a second dtype) fails on other guards each time, and on fewer calls."""
+    if compiles < CHURN_COMPILES or 2 * compiles < calls or not failed_guards:
+        return False
+    return len({_guard_shape(reason) for reason in failed_guards}) == 1
+
+
+def _guard_shape(reason: str) -> str:
+    """`0/2: len(rewards) == 3 # r = torch.tensor(rewards) # f.py:5 in f` -> `len(rewards) == #`"""
+    guard = reason.split(" # ")[0].split(": ", 1)[-1]
+    return re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "#", guard)
+
+
 def break_mode(fullgraph: bool) -> str:
     """How a graph break met now is treated: "fullgraph" (one graph or an error), "error" (an
     error, that an inner `error_on_graph_break(False)` may lift) or "permissive".
@@ -67,4 +98,4 @@ def break_raises(fullgraph: bool = False) -> bool:
 
 
 __all__ = ["CapturePath", "DYNAMO", "EAGER", "FULLGRAPH", "ERROR", "PERMISSIVE", "region_path", "break_mode",
-           "break_raises"]
+           "break_raises", "recompiles_on_most_calls", "CHURN_COMPILES"]

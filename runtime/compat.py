@@ -316,10 +316,11 @@ DYNAMO_BACKEND_FAILED = (torch._dynamo.exc.BackendCompilerFailed,)
 
 def failed_compiling(error: BaseException, code: types.CodeType) -> bool:
     """Whether `error` is Dynamo's own failure compiling `code` itself (not a function it resumes
-    in after a graph break, and not an exception of the user's code met while tracing, which
-    Dynamo reports "from user code" and which the user's handlers must see): raised before
-    `code` ran anything, so running it as written is safe."""
-    if not isinstance(error, _DYNAMO_INTERNAL_ERRORS) or "from user code" in str(error):
+    in after a graph break): raised before `code` ran anything, so running it as written is
+    safe, and gives eager's result or eager's own exception. (Dynamo's message names the user's
+    line, "from user code", for its own bugs too: `torch.tensor(a_deque)` raises
+    NotImplementedError inside Dynamo's tracing, not in the user's code.)"""
+    if not isinstance(error, _DYNAMO_INTERNAL_ERRORS):
         return False
     traceback = error.__traceback__
     while traceback is not None:

@@ -16,9 +16,10 @@ value. A region whose results require grad is weighed only while its compiled ca
 it cannot see, is where compiling pays. A region that builds no autograd graph (inference,
 `no_grad`, an optimizer update) is weighed whatever its length: its call is all its cost.
 
-A region whose graph draws random numbers is never weighed: Inductor's random stream is not
-eager's, so which way it ran would decide, by the machine's timing, the values a seeded
-program draws.
+A region whose graph draws random numbers is weighed only where its graph draws eager's random
+numbers (`draws_eagers_random`: the eager and aot_eager backends, Inductor with
+`fallback_random`): Inductor's own random stream is not eager's, so which way it ran would
+decide, by the machine's timing, the values a seeded program draws.
 
 `CARVE_COST_CHECK=0` turns the check off (every region stays compiled), as does setting
 `carve.runtime.cost_check.ENABLED = False` before a function's first call.
@@ -29,6 +30,8 @@ from __future__ import annotations
 import os
 
 from carve.rewriters import op_tables
+
+from .config import CompileOptions
 
 ENABLED = os.environ.get("CARVE_COST_CHECK", "1") != "0"
 WARM_CALLS = 8
@@ -61,6 +64,19 @@ def draws_random(graphs: list) -> bool:
                 if training is not False:
                     return True
     return False
+
+
+def draws_eagers_random(options: CompileOptions) -> bool:
+    """Whether graphs compiled with `options` draw the random numbers eager would draw, in its order:
+    the eager and aot_eager backends run the aten random ops on torch's generator; Inductor does
+    with `fallback_random` (its own config, or the `options` given to carve.compile). A backend
+    object may say so (`random_stream = "eager"`); any other backend is assumed not to."""
+    backend = options.backend
+    if options.uses_inductor:
+        import torch._inductor.config as inductor_config
+
+        return bool((options.options or {}).get("fallback_random", inductor_config.fallback_random))
+    return backend in ("eager", "aot_eager") or getattr(backend, "random_stream", None) == "eager"
 
 
 class CostCheck:
@@ -100,4 +116,4 @@ class CostCheck:
                 f"{min(self.python) * 1e6:.1f} us (fastest of {SAMPLES} each)")
 
 
-__all__ = ["ENABLED", "CostCheck", "draws_random", "SAMPLES", "SLOWER", "TIMED_UNDER", "WARM_CALLS"]
+__all__ = ["ENABLED", "CostCheck", "draws_random", "draws_eagers_random", "SAMPLES", "SLOWER", "TIMED_UNDER", "WARM_CALLS"]

@@ -152,8 +152,9 @@ class DynamoCapture:
         self.compile_failure: str | None = None
         self._unsupported_before = compat.dynamo_unsupported_counts()
         # Layer classes compiled once (runtime/repeated_blocks.py), per model the region is called
-        # with (one compiled forward serves every instance of a model class).
-        self._marks_layers = options.uses_inductor
+        # with (one compiled forward serves every instance of a model class), under no_grad only:
+        # a steady-state call with grad off takes the full path (GraphRegion._make_caller).
+        self.marks_layers = options.uses_inductor
         # The layer classes the last marked call compiled once (for carve.explain).
         self.layers_compiled_once: tuple = ()
 
@@ -219,8 +220,7 @@ class DynamoCapture:
     def steady(self) -> bool:
         """Whether a permissive call may go straight to `permissive` (GraphRegion.__call__'s
         steady state), with `failed` and `after` for what it raised and did."""
-        return self.permissive is not None and not self._marks_layers and not self._global_hooks \
-            and not any(self._hook_registries)
+        return self.permissive is not None and not self._global_hooks and not any(self._hook_registries)
 
     def failed(self, error: Exception, args: tuple, mode: str) -> Any:
         """What a call whose capture raised gives: the user's own exception, eager's result, or
@@ -290,7 +290,7 @@ class DynamoCapture:
         # Inference only: torch 2.13's nested regions give wrong gradients under Inductor.
         screen = self.options.layer_screen
         layers = repeated_blocks.classes_for(args, screen) \
-            if self._marks_layers and screen is not None and not torch.is_grad_enabled() else ()
+            if self.marks_layers and screen is not None and not torch.is_grad_enabled() else ()
         if layers:
             return self._run_with_layers_marked(layers, args, mode)
         out = self._run(args, mode)

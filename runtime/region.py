@@ -20,7 +20,9 @@ Per call:
 - a region whose first capture made no graph and that cannot take another path (straight-
   line code with no tensor operation, such as `dt = t1 - t0`) runs as Python from then on;
 - a few calls after its first graph, a region is timed compiled and as Python,
-  alternately, and keeps the faster for good (cost_check.py).
+  alternately, and keeps the faster for good (cost_check.py);
+- a region that compiles again on most of its calls runs as Python from then on, said once
+  (capture_policy.recompiles_on_most_calls).
 """
 
 from __future__ import annotations
@@ -88,6 +90,8 @@ class GraphRegion:
         # Where the first call passed a float or a complex (checked for -0.0 on every call).
         self._number_positions: tuple[int, ...] = ()
         self._numbers_seen = False
+        # Calls since the region's first compile (0: none yet), for recompiles_on_most_calls.
+        self._calls = 0
         self.__name__ = getattr(fn, "__name__", name)
         self.__qualname__ = getattr(fn, "__qualname__", name)
 
@@ -146,8 +150,9 @@ class GraphRegion:
         object's `__call__`, since every region call pays its cost.
 
         The steady state (Dynamo's capture exists, no carve scope, no torch error_on_graph_break,
-        no process-wide module hooks, not inside a Dynamo trace) goes straight into Dynamo's
-        compiled code; everything else takes `_call`."""
+        no process-wide module hooks, not inside a Dynamo trace, not a no_grad call that may
+        compile repeated layers once) goes straight into Dynamo's compiled code; everything else
+        takes `_call`."""
         region = self
         capture = self.capture
         config = _CAPTURE_CONFIG
@@ -156,13 +161,15 @@ class GraphRegion:
         callbacks = config.start_callbacks
         on_start = config.on_start
         dynamo_compiling = _is_dynamo_compiling
+        grad_enabled = torch.is_grad_enabled  # layers are compiled once under no_grad only (repeated_blocks.py)
         torch_error_on_graph_break = _torch_error_on_graph_break
 
         def call_region(*args: Any) -> Any:
             if region._steady and not dynamo_compiling() and not thread.scoped and not torch_error_on_graph_break() \
-                    and not any(hooks) and on_start in callbacks \
+                    and not any(hooks) and on_start in callbacks and (grad_enabled() or not capture.marks_layers) \
                     and not (region._number_positions and _negative_zero(args, region._number_positions)):
                 compiles = config.compiles
+                region._calls += 1
                 config.active += 1
                 try:
                     out = capture.permissive(*args)  # type: ignore[misc]  # set: _steady says so
@@ -172,8 +179,7 @@ class GraphRegion:
                     config.active -= 1
                 if config.compiles != compiles:
                     capture.after(compiles)
-                    if capture.compile_failure is not None:
-                        region._steady, region.eager_reason, region.eager = False, capture.compile_failure, True
+                    region._compiled_again()
                 return out
             return region._call(args)
 
@@ -200,12 +206,15 @@ class GraphRegion:
             self._numbers_seen = True
             self._number_positions = tuple(i for i, arg in enumerate(args) if type(arg) in (float, complex))
         capture = self.capture
+        compiles = capture.compiles
+        if self._calls:
+            self._calls += 1
         if not self._watch_for_no_graph:
             out = capture(args, capture_policy.break_mode(self.options.fullgraph))
         else:
             out = self._first_capture(args)
-        if capture.compile_failure is not None:
-            self.eager_reason, self.eager = capture.compile_failure, True
+        if capture.compiles != compiles:
+            self._compiled_again()
         self._steady = self._cost is None and not self.eager and not self._watch_for_no_graph \
             and not self.options.fullgraph and capture.steady
         return out
@@ -224,16 +233,47 @@ class GraphRegion:
                 self.eager = True
         return out
 
+    def _compiled_again(self) -> None:
+        """After a call that compiled: a failed compile, or a region that compiles on most of its
+        calls, runs as Python from now on (said once)."""
+        capture = self.capture
+        if capture.compile_failure is not None:
+            self._steady, self.eager_reason, self.eager = False, capture.compile_failure, True
+            return
+        if not self._calls:
+            self._calls = 1  # the first compile: counting starts
+        if self.options.fullgraph or capture.compiles < capture_policy.CHURN_COMPILES:
+            return
+        failed = capture.describe_recompiles()
+        if not capture_policy.recompiles_on_most_calls(capture.compiles, self._calls, failed):
+            return
+        # "0/0: len(rewards) == 1 # r = torch.tensor(rewards) # file:5 in ...": the guard itself
+        failed = [reason.split(" # ")[0].split(": ", 1)[-1] for reason in failed]
+        self._steady, self.eager = False, True
+        self.eager_reason = (f"compiled {capture.compiles} times in {self._calls} calls (last guard that failed: "
+                             f"{failed[-1] if failed else 'unknown'}); Python costs less than a compile per call")
+        event = BreakEvent("CRV020", f"region {self.name} runs as Python from now on: it {self.eager_reason}",
+                           self.filename, self.first_line)
+        log.log_once(("churn", self.filename, self.first_line), log.recompiles_log, logging.WARNING,
+                     "%s", event.format())
+
     def _timed_call(self, args: tuple) -> Any:
         """A call while carve weighs the compiled region against its Python (cost_check.py)."""
         cost = self._cost
         assert cost is not None  # checked by the caller
-        if not self.capture.recorder.graphs or _state.fullgraph or kernel_builds.pending():
+        capture = self.capture
+        # A region Dynamo captured without a graph or a break (an `if` on Python values, calls
+        # of user functions with no tensor work) pays Dynamo's guards on every call for nothing
+        # it runs: weighed too.
+        nothing_captured = capture.compiles and not capture.recorder.graphs and not capture.break_events
+        if not (capture.recorder.graphs or nothing_captured) or _state.fullgraph or kernel_builds.pending():
             # Weighed once its kernels are built: until then a graph runs its ops one by one.
             return self._compiled_call(args)
-        if cost.calls == 0 and (cost_check.draws_random(self.graphs) or kernel_builds.off_cpu(args)):
-            # A seeded program's draws must not hang on the machine's timing; and a GPU call
-            # returns before its kernels finish, so the host's clock cannot weigh it.
+        if cost.calls == 0 and ((cost_check.draws_random(self.graphs)
+                                 and not cost_check.draws_eagers_random(self.options)) or kernel_builds.off_cpu(args)):
+            # A seeded program's draws must not hang on the machine's timing (unless both ways draw
+            # eager's numbers); and a GPU call returns before its kernels finish, so the host's clock
+            # cannot weigh it.
             self._cost = None
             return self._compiled_call(args)
         turn = cost.turn()

@@ -38,6 +38,17 @@ class Block(nn.Module):
         return x + self.mlp(self.norm(x))
 
 
+class PureBlock(nn.Module):
+    """Block without the call counter (a guard that fails on every call)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm, self.mlp = nn.LayerNorm(8), Mlp()
+
+    def forward(self, x):
+        return x + self.mlp(self.norm(x))
+
+
 class InheritedBlock(Block):
     pass  # its forward is Block's: marking it must not leave a forward of its own behind
 
@@ -143,11 +154,23 @@ def test_without_inductor_nothing_is_marked():
     assert Block.__dict__["forward"].__name__ == "forward"
 
 
-def _compare_with_eager(block, x):
+class OwnStack(Stack):
+    """Stack with a forward of its own: its compiled region is not the one Stack's earlier calls
+    sent to Python (Block's call counter fails a guard on every call: a region that compiles on
+    most of its calls runs as Python)."""
+
+    def forward(self, x):
+        x = self.embed(x)
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(x)
+
+
+def _compare_with_eager(block, x, stack=Stack):
     """Inference (layers compiled once) then training (layers inline), each against eager."""
     torch.manual_seed(0)
-    model = Stack(block)
-    eager = Stack(block)
+    model = stack(block)
+    eager = stack(block)
     eager.load_state_dict(model.state_dict())
     compiled = carve.compile(model)
     with torch.no_grad():
@@ -173,12 +196,31 @@ def test_layers_compiled_once_give_eagers_values_gradients_and_side_effects():
 
 
 @pytest.mark.inductor
+def test_no_grad_calls_after_a_steady_training_state_still_compile_the_layers_once():
+    """Training calls put the region in its steady state (straight into Dynamo's code); an
+    inference call after them takes the path that compiles repeated layers once."""
+    torch.manual_seed(0)
+    model, eager = Stack(PureBlock), Stack(PureBlock)
+    eager.load_state_dict(model.state_dict())
+    compiled = carve.compile(model)
+    x = torch.randn(4, 8)
+    for batch in (x, x * 2, x * 3, x * 4):
+        torch.testing.assert_close(compiled(batch), eager(batch))
+    (region,) = compiled_function_of(compiled).regions
+    assert region._steady and "PureBlock" not in region.capture.layers_compiled_once
+    with torch.no_grad():
+        for batch in (x, x[:1]):
+            torch.testing.assert_close(compiled(batch), eager(batch))
+    assert region.capture.layers_compiled_once == ("PureBlock",)
+
+
+@pytest.mark.inductor
 def test_a_layer_that_breaks_where_carve_cannot_see_is_compiled_inline(caplog):
     carve_log = logging.getLogger("carve")
     carve_log.addHandler(caplog.handler)  # carve's logger may not propagate once CARVE_LOGS configured it
     try:
         with caplog.at_level(logging.INFO, logger="carve"):
-            _compare_with_eager(HiddenBreakBlock, torch.randn(4, 8))
+            _compare_with_eager(HiddenBreakBlock, torch.randn(4, 8), stack=OwnStack)
     finally:
         carve_log.removeHandler(caplog.handler)
     assert sum("HiddenBreakBlock cannot be compiled once each" in r.getMessage() for r in caplog.records) >= 1

@@ -262,6 +262,37 @@ def test_a_region_drawing_random_numbers_is_never_weighed():
     assert backend.counts.calls == backend.counts.graphs * DECIDED
 
 
+def test_a_region_drawing_eagers_random_numbers_is_weighed_and_draws_what_eager_draws():
+    # A backend whose graphs draw torch's own random numbers (eager, aot_eager, Inductor with
+    # fallback_random): both ways draw the same numbers, so the region may be weighed.
+    backend = sleeping_backend(3e-4)
+    backend.random_stream = "eager"
+    compiled = carve.compile(noisy, backend=backend)
+    for fn in (noisy, compiled):
+        torch.manual_seed(0)
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            results = [fn(torch.ones(64)) for _ in range(DECIDED)]
+        if fn is noisy:
+            expected, expected_printed = results, printed.getvalue()
+    assert printed.getvalue() == expected_printed
+    assert all(torch.equal(got, want) for got, want in zip(results, expected))
+    regions = [r for r in compiled.regions if r.graphs]
+    assert regions and all(r.path == "eager" and "faster as Python" in r.capture_path.reason for r in regions)
+
+
+def test_which_backends_draw_eagers_random_numbers():
+    from carve.runtime import CompileOptions
+    import torch._inductor.config as inductor_config
+
+    assert cost_check.draws_eagers_random(CompileOptions(backend="aot_eager"))
+    assert cost_check.draws_eagers_random(CompileOptions(backend=CountingBackend("eager")))
+    assert not cost_check.draws_eagers_random(CompileOptions(backend=CountingBackend("inductor")))
+    assert not cost_check.draws_eagers_random(CompileOptions(backend=lambda gm, inputs: gm))
+    assert cost_check.draws_eagers_random(CompileOptions(backend="inductor", options={"fallback_random": True}))
+    assert cost_check.draws_eagers_random(CompileOptions(backend="inductor")) == inductor_config.fallback_random
+
+
 def test_an_eval_mode_dropout_or_a_normalize_draws_nothing():
     import torch.fx
 
@@ -311,3 +342,28 @@ def test_values_read_by_the_region_change_between_calls_through_every_phase(slow
         assert got_out.getvalue() == want_out.getvalue()
     if slow:
         assert any(r.path == "eager" for r in compiled.regions)
+
+
+def warmup_rate(step, warmup):
+    if step < warmup:
+        return step / warmup
+    return 1.0
+
+
+def step_with_python_glue(x, step):
+    lr = warmup_rate(step, 4)      # a region Dynamo captures with no graph: Python values only,
+    if step % 3 == 0:              # with branches, so it is not known graph-free before its
+        lr = lr * 0.5              # first capture
+    print("lr", lr)
+    y = (x * lr).sin()
+    print("y", round(float(y.sum()), 4))
+    return y * 2
+
+
+def test_a_region_captured_without_a_graph_is_weighed_and_runs_as_python():
+    """It ran no graph but paid Dynamo's guards on every call: the cost check weighs it too."""
+    compiled = carve.compile(step_with_python_glue, backend="eager")
+    run_both(step_with_python_glue, compiled, lambda call: (torch.full((3,), float(call)), call), DECIDED + 6)
+    (glue,) = [r for r in compiled.regions if r.first_line == step_with_python_glue.__code__.co_firstlineno + 1]
+    assert not glue.graphs and glue.capture.compiles >= 1
+    assert glue.path == "eager" and "faster as Python" in glue.eager_reason

@@ -364,3 +364,62 @@ def test_reaching_the_recompile_limit_is_said_once(make_region, backend, caplog)
             assert torch.equal(r(x, s), scale(x, s))
     said = [rec.getMessage() for rec in caplog.records if "CRV020" in rec.getMessage()]
     assert len(said) == 1 and "recompile_limit=2" in said[0]
+
+
+def returns_of(x, rewards):
+    returns = torch.tensor(rewards)
+    return (x * returns.sum()).sum()
+
+
+def test_a_region_that_compiles_on_most_calls_runs_as_python_said_once(make_region, backend, caplog):
+    """An episode's rewards, a list of a new length on each call: Dynamo guards the length and
+    would compile a version per length up to its recompile limit. After CHURN_COMPILES compiles
+    on most of its calls the region runs as Python, with eager's values throughout."""
+    from carve.runtime.capture_policy import CHURN_COMPILES
+
+    r = make_region(returns_of, backend)
+    x = torch.randn(3)
+    with caplog.at_level(logging.WARNING, logger="carve"):
+        for length in range(1, 12):
+            rewards = [float(i) for i in range(length)]
+            assert torch.equal(r(x, rewards), returns_of(x, rewards))
+    assert backend.graphs == CHURN_COMPILES
+    assert r.path == "eager" and "len(rewards) == 1" in r.capture_path.reason
+    said = [rec for rec in caplog.records if "runs as Python from now on" in rec.getMessage()]
+    assert len(said) == 1 and "CRV020" in said[0].getMessage()
+
+
+def test_a_region_that_compiles_a_few_versions_early_stays_compiled(make_region, backend):
+    """Train and eval, a size made symbolic, a second dtype: four versions in the first calls,
+    then many calls that reuse them."""
+    r = make_region(add_mul, backend)
+    inputs = [(torch.randn(4), torch.randn(4)), (torch.randn(6), torch.randn(6)),
+              (torch.randn(6, dtype=torch.float64), torch.randn(6, dtype=torch.float64)),
+              (torch.randn(2, 3), torch.randn(2, 3))]
+    for call in range(40):
+        x, y = inputs[call % len(inputs)] if call < 8 else inputs[call % 2]
+        got, want = r(x, y), add_mul(x, y)
+        assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+    assert r.path == "dynamo" and backend.calls == 40
+
+
+def tensor_of_a_deque(x, n):
+    import collections
+
+    y = x * 2
+    items = collections.deque()
+    for i in range(n):
+        items.appendleft(float(i))
+    return y.sum() + torch.tensor(items).sum()
+
+
+def test_dynamos_own_error_on_the_regions_frame_runs_it_as_python_said_once(make_region, backend, caplog):
+    """torch 2.13's Dynamo raises InternalTorchDynamoError (NotImplementedError) tracing
+    `torch.tensor(a_deque)`, before the region runs anything: carve runs it as Python, as eager."""
+    r = make_region(tensor_of_a_deque, backend)
+    with caplog.at_level(logging.WARNING, logger="carve"):
+        for n in (3, 3, 5):
+            x = torch.randn(4)
+            assert torch.equal(r(x, n), tensor_of_a_deque(x, n))
+    assert r.path == "eager" and "torch._dynamo failed to compile it" in r.capture_path.reason
+    assert len([rec for rec in caplog.records if "runs eagerly" in rec.getMessage()]) == 1
