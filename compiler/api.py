@@ -653,10 +653,19 @@ def compile_nested(fn, options: CompileOptions):
         return _version(_nested_modules, fn, options, compiled_module, skip_local_definitions=False)
     if not isinstance(fn, types.FunctionType) or fn.__name__ == "<lambda>":
         return fn
+    from carve.resolver import wrapped_user_function
     from carve.runtime.compat import Marker, classify_callable
 
-    if not is_user_code(fn.__code__) or classify_callable(fn) is not Marker.NONE:
+    if classify_callable(fn) is not Marker.NONE:
         return fn
+    if not is_user_code(fn.__code__):
+        inner = wrapped_user_function(fn)
+        if inner is None or (fn.__code__.co_flags | inner.__code__.co_flags) & _SUSPENDABLE_CODE:
+            return fn
+        # A library's functools.wraps wrapper (torch.no_grad(), autocast as a decorator) around a
+        # user function: the wrapper runs as written around the compiled function, made once.
+        wrapped = fn.__wrapped__  # type: ignore[attr-defined] # functools.wraps' attribute
+        return _version(_nested, fn, options, lambda: _rewrap(fn, wrapped, options) or fn, skip_local_definitions=False)
     if fn.__code__.co_flags & _SUSPENDABLE_CODE:
         # Calling a generator (or coroutine) function runs none of its body: it returns the
         # suspended frame, which the caller's `next()`/`send()`/`await` resume as Python.

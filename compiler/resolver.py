@@ -8,6 +8,8 @@ torch's own markers are recognised by identity:
     gb = torch._dynamo.graph_break      gb()            -> GRAPH_BREAK
     helper = torch.compiler.disable(h)  helper(x)       -> DISABLED
     def noisy(x): print(x); ...         noisy(x)        -> USER_FUNCTION with a CRV003 finding
+    @torch.no_grad()                    evaluate(m)     -> USER_FUNCTION: evaluate's own body,
+    def evaluate(m): ...                                   behind torch's wrapper, is analysed
 
 User callees are analysed from their own source (cached per code object), so
 a break three calls deep is reported at the call in the compiled function.
@@ -39,6 +41,8 @@ from carve.source import SourceUnavailable, function_source
 
 IO_BUILTINS = {builtins.print, builtins.input, builtins.open, builtins.breakpoint}
 MAX_CALLEE_DEPTH = 4
+# Library wrappers (torch.no_grad, autocast, ...) looked through to reach the user's function.
+MAX_WRAPPER_LAYERS = 8
 # code object -> CalleeInfo for analysed user functions (and None while in progress).
 _callee_cache: dict[types.CodeType, CalleeInfo | None] = {}
 
@@ -178,11 +182,47 @@ def classify(obj, name: str, depth: int = 0) -> CalleeInfo | None:
         function = obj
     else:
         return None
-    if not isinstance(function, types.FunctionType) or not is_user_code(function.__code__):
+    if not isinstance(function, types.FunctionType):
+        return None
+    function = wrapped_user_function(function) or function
+    if not is_user_code(function.__code__):
         return None
     if function.__name__ == "<lambda>":
         return CalleeInfo(CalleeKind.USER_FUNCTION, name)
     return _analyse_user_function(function, name, depth)
+
+
+def wrapped_user_function(wrapper: types.FunctionType) -> types.FunctionType | None:
+    """The user function a library's `functools.wraps` wrapper calls through a closure cell, or None.
+
+        @torch.no_grad()                    decorate_context(*args, **kwargs):    # torch's code
+        def evaluate(model): ...                with ctx_factory():
+                                                    return func(*args, **kwargs)   # func: evaluate
+
+    A call of the wrapper is a call of `evaluate` for the analysis (its breaks are the caller's),
+    and `api.compile_nested` compiles `evaluate` inside a copy of the wrapper (`api._rewrap`).
+    Stacked library wrappers are looked through one at a time; a wrapper that is the user's own
+    code is the user function itself (its body, which calls the wrapped one, is analysed).
+    """
+    function = wrapper
+    for _ in range(MAX_WRAPPER_LAYERS):
+        if is_user_code(function.__code__):
+            return function if function is not wrapper else None
+        inner = getattr(function, "__wrapped__", None)
+        if not isinstance(inner, types.FunctionType) or not _held_in_cell(function, inner):
+            return None  # a wrapper that cannot be re-pointed at a compiled function
+        function = inner
+    return None
+
+
+def _held_in_cell(function: types.FunctionType, value) -> bool:
+    for cell in function.__closure__ or ():
+        try:
+            if cell.cell_contents is value:
+                return True
+        except ValueError:  # an empty cell
+            continue
+    return False
 
 
 def _python_state_call(obj, name: str) -> CalleeInfo | None:
