@@ -22,18 +22,24 @@ numbers (`draws_eagers_random`: the eager and aot_eager backends, Inductor with
 decide, by the machine's timing, the values a seeded program draws.
 
 `CARVE_COST_CHECK=0` turns the check off (every region stays compiled), as does setting
-`carve.runtime.cost_check.ENABLED = False` before a function's first call.
+`carve.runtime.cost_check.ENABLED = False` before a function's first call. `clock` is what
+the timed calls read (the tests inject one).
 """
 
 from __future__ import annotations
 
 import os
+import time
 
 from carve.rewriters import op_tables
 
 from .config import CompileOptions
 
 ENABLED = os.environ.get("CARVE_COST_CHECK", "1") != "0"
+# What the timed calls are measured with (seconds). The tests put a clock here that reads the
+# same time for both ways, so every region is weighed, runs its timed calls both ways, and stays
+# compiled whatever the machine's load (tests/conftest.py).
+clock = time.perf_counter
 WARM_CALLS = 8
 SAMPLES = 5
 SLOWER = 1.10

@@ -30,7 +30,6 @@ from __future__ import annotations
 import dis
 import math
 import logging
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -280,9 +279,10 @@ class GraphRegion:
         if turn == "warm":
             return self._compiled_call(args)
         compiles = self.capture.compiles
-        start = time.perf_counter()
+        clock = cost_check.clock
+        start = clock()
         out = self.fn(*args) if turn == "python" else self._compiled_call(args)
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
         if self.capture.compiles != compiles:
             # This call compiled (a guard failed): its time is not a call's; weigh afresh.
             self._cost = cost_check.CostCheck()

@@ -1,4 +1,5 @@
-"""Shared test fixtures: a counting backend that proves tensor work runs in compiled graphs.
+"""Shared test fixtures: a counting backend that proves tensor work runs in compiled graphs,
+and the cost check on, with a clock that makes its decisions independent of the machine.
 
 Every function carve outlines in these tests is checked against the outliner's invariants
 (CARVE_VERIFY, rewriters/verify.py): a broken invariant fails the test that caused it."""
@@ -10,11 +11,27 @@ import os
 import pytest
 
 os.environ.setdefault("CARVE_VERIFY", "1")
-# Whether a region stays compiled must not hang on this machine's timings: the cost check
-# (runtime/cost_check.py) is off but in tests/runtime/test_cost_check.py, which turns it on.
-os.environ.setdefault("CARVE_COST_CHECK", "0")
 
-from carve.testing import CountingBackend  # noqa: E402 - after CARVE_VERIFY, which carve reads per build
+from carve.runtime import cost_check  # noqa: E402 - after CARVE_VERIFY, which carve reads per build
+from carve.testing import CountingBackend  # noqa: E402
+
+
+class EvenClock:
+    """A clock that advances one microsecond per reading: every timed call of the cost check
+    (runtime/cost_check.py) lasts the same, compiled or as Python. The check stays on, as users
+    run it: each region is weighed after its warm-up calls, runs its timed calls both ways (the
+    Python ones must give eager's answer too), and is decided compiled whatever this machine's
+    load. tests/runtime/test_cost_check.py puts the real clock back."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1e-6
+        return self.now
+
+
+cost_check.clock = EvenClock()
 
 
 @pytest.fixture

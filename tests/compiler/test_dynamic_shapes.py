@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import carve
+from carve.runtime import cost_check
 from carve.testing import CountingBackend
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -69,7 +70,7 @@ def test_forward_over_many_lengths_and_batches_makes_few_graphs(build):
         assert 1 <= len(region.graphs) <= 3, (region.name, len(region.graphs))
     assert backend.graphs <= reference.graphs, (backend.graphs, reference.graphs)
     # Every call ran compiled graphs: no region fell back to eager.
-    assert backend.calls >= len(shapes())
+    assert backend.calls >= len(shapes()) - cost_check.SAMPLES  # the cost check's Python turns run no graph
 
 
 def greedy_generate(model, ids, steps, end_token):

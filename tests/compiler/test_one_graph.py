@@ -15,6 +15,7 @@ from torch import no_grad
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import carve
+from carve.runtime import cost_check
 from carve.testing import CountingBackend
 
 CALLS = 3
@@ -529,7 +530,7 @@ def test_micro_batches_picked_by_the_loop_counter_share_one_graph():
             for got_grad, param in zip(got_grads, model.parameters()):
                 torch.testing.assert_close(got_grad, param.grad)
         # Every micro-batch of every call ran a graph.
-        assert backend.calls >= CALLS * len(batches)
+        assert backend.calls >= CALLS * len(batches) - cost_check.SAMPLES  # the cost check's Python turns run none
         graphs.append(backend.graphs)
     assert graphs[1] <= graphs[0] == 1, graphs
 
@@ -574,4 +575,4 @@ def test_lists_a_loop_fills_leave_every_step_in_one_graph(capsys):
     # One graph for the loop body (the model call and both appends' arguments), one for the cat.
     assert backend.graphs == 2, backend.graphs
     # Every batch of every call ran the body's graph.
-    assert backend.calls >= CALLS * (len(batches) + 1), backend.calls
+    assert backend.calls >= CALLS * (len(batches) + 1) - cost_check.SAMPLES, backend.calls  # (its Python turns)

@@ -164,7 +164,9 @@ def test_generate_matches_eager_and_does_not_retrace():
     generate = carve.compile(net.generate, backend=backend)
     # Warm-up: the prompt length changes once (sizes become symbolic) and the context outgrows
     # block_size once (the crop branch); later prompt lengths and max_new_tokens add nothing.
-    warmup = [(5, 4, 10), (6, 4, 10), (30, 4, 10)]
+    # (Five calls of one length first: the cost check's timed calls are over, so none of the
+    # length changes below runs as Python, hidden from Dynamo until a later call.)
+    warmup = [(5, 4, 10)] * 5 + [(6, 4, 10), (30, 4, 10)]
     later = [(5, 4, 10), (5, 4, 10), (9, 3, 10), (3, 6, 10), (31, 5, 10)]
     for length, new, top_k in warmup + later:
         idx = tokens(2, length, length)

@@ -5,7 +5,7 @@ import logging
 import pytest
 import torch
 
-from carve.runtime import CompileOptions
+from carve.runtime import CompileOptions, cost_check
 from carve.testing import CountingBackend
 
 
@@ -400,7 +400,7 @@ def test_a_region_that_compiles_a_few_versions_early_stays_compiled(make_region,
         x, y = inputs[call % len(inputs)] if call < 8 else inputs[call % 2]
         got, want = r(x, y), add_mul(x, y)
         assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
-    assert r.path == "dynamo" and backend.calls == 40
+    assert r.path == "dynamo" and backend.calls == 40 - cost_check.SAMPLES  # the cost check's Python turns
 
 
 def tensor_of_a_deque(x, n):
