@@ -2,7 +2,8 @@
 Inductor cache: what a user waits for the first forward.
 
     python bench/first_call.py                 # table of both compilers on every model
-    python bench/first_call.py MODEL COMPILER  # one measurement (the subprocess each row runs)
+    python bench/first_call.py --device cuda   # on a GPU (default: cuda if available, else cpu)
+    python bench/first_call.py MODEL COMPILER [DEVICE]  # one measurement (the subprocess each row runs)
 
 bench/models.py times the first call too, but there carve runs after torch.compile in one
 process and Inductor's caches serve kernels both compile; here nothing is shared.
@@ -29,30 +30,34 @@ def first_call_models() -> dict:
     return {**MODELS, "GPT-2 (transformers), 12 layers": lambda: gpt2(n_layer=12)}
 
 
-def measure(model_name: str, compiler: str) -> dict:
+def measure(model_name: str, compiler: str, device: str = "cpu") -> dict:
     import torch
 
     import carve
-    from models import BATCH, LENGTH, VOCAB
+    from models import BATCH, LENGTH, VOCAB, synchronize
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    model = first_call_models()[model_name]().eval()
-    ids = torch.randint(0, VOCAB, (BATCH, LENGTH))
+    model = first_call_models()[model_name]().to(device).eval()
+    ids = torch.randint(0, VOCAB, (BATCH, LENGTH)).to(device)
     with torch.no_grad():
         expected = model(ids)
-        # Inductor's one-time start-up (imports, the C++ toolchain, its worker pool), paid by
-        # whichever compiler runs first in a process: measured apart, on a one-op function.
+        # Inductor's one-time start-up (imports, the C++ toolchain or Triton, its worker pool), paid
+        # by whichever compiler runs first in a process: measured apart, on a one-op function.
+        synchronize(device)
         start = time.perf_counter()
-        torch.compile(lambda x: x.sin() + 1)(torch.ones(4))
+        torch.compile(lambda x: x.sin() + 1)(torch.ones(4, device=device))
+        synchronize(device)
         warm_up = time.perf_counter() - start
         compiled = carve.compile(model) if compiler == "carve" else torch.compile(model)
         start = time.perf_counter()
         got = compiled(ids)
+        synchronize(device)
         seconds = time.perf_counter() - start
         # carve's first call does not wait for gcc (runtime/kernel_builds.py): when its compiled
         # kernels are in use. torch.compile's are from its first call on.
         carve.wait_for_kernels()
+        synchronize(device)
         kernels_in_use = time.perf_counter() - start
         again = compiled(ids)  # the compiled kernels' answer
     expected = getattr(expected, "logits", expected)
@@ -60,14 +65,21 @@ def measure(model_name: str, compiler: str) -> dict:
     return {"seconds": seconds, "kernels_in_use": kernels_in_use, "warm_up": warm_up, "ok": bool(ok)}
 
 
-def run(log=print) -> dict:
+def default_device() -> str:
+    from models import default_device as models_default_device
+
+    return models_default_device()
+
+
+def run(log=print, device: str | None = None) -> dict:
+    device = device or default_device()
     results = {}
     for model_name in first_call_models():
         for compiler in COMPILERS:
-            log(f"  first call: {model_name}, {compiler}, fresh process and Inductor cache ...")
+            log(f"  first call: {model_name}, {compiler}, {device}, fresh process and Inductor cache ...")
             with tempfile.TemporaryDirectory() as cache:
                 env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache, TRITON_CACHE_DIR=cache)
-                done = subprocess.run([sys.executable, str(Path(__file__).resolve()), model_name, compiler],
+                done = subprocess.run([sys.executable, str(Path(__file__).resolve()), model_name, compiler, device],
                                       capture_output=True, text=True, env=env, cwd=BENCH)
             if done.returncode != 0:
                 results[(model_name, compiler)] = {"error": done.stderr.strip().splitlines()[-1:]}
@@ -76,10 +88,11 @@ def run(log=print) -> dict:
     return results
 
 
-def section(results: dict) -> str:
+def section(results: dict, device: str = "cpu") -> str:
     lines = [
         "## First call on real models",
         "",
+        f"Device: {device}. "
         "The models of the table above, forward under `torch.no_grad()`, Inductor, each compiler in its own "
         "fresh process with an empty Inductor cache (`bench/first_call.py`). *Inductor start-up*: the first "
         "compile of a one-op function in that process (imports, the C++ toolchain), paid once by whichever "
@@ -109,7 +122,12 @@ def section(results: dict) -> str:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(BENCH))
-    if len(sys.argv) == 3:
-        print(json.dumps(measure(sys.argv[1], sys.argv[2])))
+    if len(sys.argv) in (3, 4) and not sys.argv[1].startswith("-"):
+        print(json.dumps(measure(*sys.argv[1:])))
     else:
-        print(section(run()))
+        import argparse
+
+        parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+        parser.add_argument("--device", default=None, help="default: cuda if available, else cpu")
+        chosen = parser.parse_args().device or default_device()
+        print(section(run(device=chosen), chosen))

@@ -8,6 +8,10 @@ For each model and each variant: the first call (compile included; carve after t
 in the same process, so Inductor's on-disk caches may serve both: indicative only) and the
 steady-state median time per call (torch.utils.benchmark, interleaved rounds). Outputs are
 compared with eager before timing; graphs compiled are counted for both compilers.
+
+`device` (bench/run.py --device; default "cuda" when available, else "cpu"): models and inputs
+are moved to it; on CUDA every timing synchronises the device before reading the clock
+(torch.utils.benchmark's Timer does so itself; the first-call timings call `synchronize`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.models.nanogpt
 
 BATCH, LENGTH, VOCAB = 4, 64, 256
+
+
+def default_device() -> str:
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def synchronize(device: str | torch.device) -> None:
+    """Wait for the device's queued work (CUDA runs kernels asynchronously), before reading a clock."""
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def gpt2(n_layer: int = 4):
@@ -93,13 +107,13 @@ def _variants(model, counters):
     }
 
 
-def run_model(name: str, build, rounds: int, log=print) -> ModelResult:
+def run_model(name: str, build, rounds: int, log=print, device: str = "cpu") -> ModelResult:
     result = ModelResult(name)
     torch.manual_seed(0)
-    ids = torch.randint(0, VOCAB, (BATCH, LENGTH))
+    ids = torch.randint(0, VOCAB, (BATCH, LENGTH)).to(device)
 
     # Forward, no grad.
-    model = build().eval()
+    model = build().to(device).eval()
     counters = {"torch.compile": CountingInductor(), "carve": CountingInductor()}
     variants = _variants(model, counters)
     with torch.no_grad():
@@ -108,8 +122,10 @@ def run_model(name: str, build, rounds: int, log=print) -> ModelResult:
         for variant, fn in variants.items():
             log(f"  models: {name} forward, {variant} first call ...")
             try:
+                synchronize(device)
                 start = time.perf_counter()
                 out = _logits(fn(ids))
+                synchronize(device)
                 result.first_call[("forward", variant)] = time.perf_counter() - start
                 carve.wait_for_kernels()  # carve's steady state: its compiled kernels, not the first calls' ops
                 again = _logits(fn(ids))  # carve's first call ran the graph's ops; this one its kernels
@@ -121,6 +137,7 @@ def run_model(name: str, build, rounds: int, log=print) -> ModelResult:
         samples = {variant: [] for variant in live}
         for _ in range(rounds):
             for variant, fn in live.items():
+                synchronize(device)
                 timer = Timer(stmt="fn(ids)", globals={"fn": fn, "ids": ids}, num_threads=torch.get_num_threads())
                 samples[variant].extend(timer.blocked_autorange(min_run_time=0.4).times)
     for variant, times in samples.items():
@@ -130,7 +147,7 @@ def run_model(name: str, build, rounds: int, log=print) -> ModelResult:
 
     # Training step: forward with labels, backward, optimizer step. Each variant trains its own
     # copy from the same weights; the first step's loss is compared with eager's.
-    base = build().train()
+    base = build().to(device).train()
     counters = {"torch.compile": CountingInductor(), "carve": CountingInductor()}
     models = {variant: copy.deepcopy(base) for variant in ("eager", "torch.compile", "carve")}
     steps = {}
@@ -153,8 +170,10 @@ def run_model(name: str, build, rounds: int, log=print) -> ModelResult:
     for variant, step in steps.items():
         log(f"  models: {name} train step, {variant} first call ...")
         try:
+            synchronize(device)
             start = time.perf_counter()
             loss = step().detach()
+            synchronize(device)
             result.first_call[("train", variant)] = time.perf_counter() - start
             expected_loss = loss if expected_loss is None else expected_loss
             result.ok[("train", variant)] = bool(torch.allclose(loss, expected_loss, rtol=1e-3, atol=1e-3))
@@ -164,6 +183,7 @@ def run_model(name: str, build, rounds: int, log=print) -> ModelResult:
     samples = {variant: [] for variant in live}
     for _ in range(rounds):
         for variant, step in live.items():
+            synchronize(device)
             timer = Timer(stmt="step()", globals={"step": step}, num_threads=torch.get_num_threads())
             samples[variant].extend(timer.blocked_autorange(min_run_time=0.4).times)
     for variant, times in samples.items():
@@ -173,8 +193,9 @@ def run_model(name: str, build, rounds: int, log=print) -> ModelResult:
     return result
 
 
-def run(rounds: int = 3, log=print) -> list:
-    return [run_model(name, build, rounds, log) for name, build in MODELS.items()]
+def run(rounds: int = 3, log=print, device: str | None = None) -> list:
+    device = device or default_device()
+    return [run_model(name, build, rounds, log, device) for name, build in MODELS.items()]
 
 
 def _ms(seconds) -> str:
@@ -185,10 +206,11 @@ def _s(seconds) -> str:
     return "-" if seconds is None else f"{seconds:.1f} s"
 
 
-def section(results: list) -> str:
+def section(results: list, device: str = "cpu") -> str:
     lines = [
         "## Real models",
         "",
+        f"Device: {device}. "
         f"transformers' GPT-2 and Llama and a nanoGPT-style GPT (4 layers, width 128, vocab {VOCAB}, random "
         f"weights), batch {BATCH} x {LENGTH} tokens; Inductor for both compilers. Forward under `torch.no_grad()`; "
         "train step = forward with labels, backward, SGD step. Steady state: median time per call "
@@ -217,5 +239,11 @@ def section(results: list) -> str:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default=default_device(), help="default: cuda if available, else cpu")
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
     torch.set_num_threads(1)
-    print(section(run(rounds=2)))
+    print(section(run(rounds=args.rounds, device=args.device), args.device))

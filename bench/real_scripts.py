@@ -19,6 +19,14 @@ the tests there check that carve's results equal eager's. Here, Inductor for bot
   of the script's first 10 calls, compiling included: the time until the program runs at
   full speed.
 
+`--device` (bench/run.py --device; default "cuda" when available, else "cpu"): on CPU the
+scripts run as the tests run them. On another device, each script's copy is moved after it
+loads (`place`): its model globals, its module-level tensors, and its `device` /
+`device_type` globals (which the functions read when they make batches); the scripts in
+`CPU_ONLY` stay on the CPU (their device is fixed inside the function under test, or they
+have none), marked so in the table. Timings synchronise the device: torch.utils.benchmark's
+Timer does so itself, the first-calls timing calls `synchronize`.
+
 Inductor draws random numbers from its own stream unless `fallback_random` is set: dropout,
 sampled actions and sampled batches would then differ from eager's, and with them the work
 (an RL episode's length follows the actions drawn). Both compilers run with
@@ -46,6 +54,51 @@ sys.path.insert(0, str(ROOT))
 WARM_UP_CALLS = 4
 FIRST_CALLS = 10
 COMPILED = ("torch.compile", "carve")
+# Scripts that cannot be moved from outside: conditional_diffusion makes its model and its
+# `device = "cpu"` inside train_mnist(); time_sequence_prediction's forward makes CPU zeros;
+# the two RL scripts turn the environment's NumPy states into CPU tensors.
+CPU_ONLY = ("conditional_diffusion", "time_sequence_prediction", "actor_critic", "reinforce")
+
+
+def default_device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def device_for(name: str, device: str) -> str:
+    return "cpu" if name in CPU_ONLY else device
+
+
+def synchronize(device: str) -> None:
+    import torch
+
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def place(run, device: str) -> None:
+    """Move a loaded script's copy to `device` (nothing to do on the CPU, where the scripts are)."""
+    import torch
+
+    if torch.device(device).type == "cpu":
+        return
+    module = run.module
+    for name in run.case.models:
+        value = getattr(module, name)
+        if isinstance(value, torch.nn.Module):
+            value.to(device)  # in place: the optimizers made at load keep these parameters
+    for name, value in list(vars(module).items()):
+        if isinstance(value, torch.nn.Module) and name not in run.case.models:
+            value.to(device)
+        elif isinstance(value, torch.Tensor) and not name.startswith("__"):
+            setattr(module, name, value.to(device))
+    if isinstance(getattr(module, "device", None), torch.device):
+        module.device = torch.device(device)
+    elif isinstance(getattr(module, "device", None), str):
+        module.device = device
+    if isinstance(getattr(module, "device_type", None), str):
+        module.device_type = torch.device(device).type
 
 
 @dataclass
@@ -57,6 +110,7 @@ class ScriptResult:
     graph_calls: dict = field(default_factory=dict)   # compiler -> graph calls per unit, steady state
     first_calls: dict = field(default_factory=dict)   # mode -> seconds for the first FIRST_CALLS calls
     error: dict = field(default_factory=dict)         # mode -> what went wrong
+    device: str = "cpu"                               # where it ran (CPU_ONLY scripts: cpu)
 
 
 def _same_random_numbers() -> None:
@@ -72,15 +126,17 @@ def _quiet() -> None:
     warnings.filterwarnings("ignore")
 
 
-def steady_state(name: str, rounds: int, min_run_time: float, log=print) -> ScriptResult:
+def steady_state(name: str, rounds: int, min_run_time: float, log=print, device: str = "cpu") -> ScriptResult:
     """The three ways of one script in this process, warmed up, then timed interleaved."""
     from tests.real_scripts.harness import CASES, MODES, load, time_interleaved, unload
 
-    result = ScriptResult(name, unit=CASES[name].work_unit)
+    device = device_for(name, device)
+    result = ScriptResult(name, unit=CASES[name].work_unit, device=device)
     runs = []
     for mode in MODES:
         try:
             run = load(CASES[name], mode, backend="inductor")
+            place(run, device)
             for _ in range(WARM_UP_CALLS):
                 run.call(record=False)
             runs.append(run)
@@ -98,27 +154,34 @@ def steady_state(name: str, rounds: int, min_run_time: float, log=print) -> Scri
     return result
 
 
-def first_calls(name: str, mode: str) -> dict:
+def first_calls(name: str, mode: str, device: str = "cpu") -> dict:
     """This process's first FIRST_CALLS calls of one script one way (the subprocess of `run_first_calls`)."""
     import torch
 
-    from tests.real_scripts.harness import CASES, load, time_first_calls
+    from tests.real_scripts.harness import CASES, load
 
     torch.set_num_threads(1)
     _quiet()
     _same_random_numbers()
+    device = device_for(name, device)
     run = load(CASES[name], mode, backend="inductor")
-    seconds = time_first_calls(run, FIRST_CALLS)
-    return {"seconds": seconds, "graphs": run.graphs}
+    place(run, device)
+    synchronize(device)
+    start = time.perf_counter()
+    for _ in range(FIRST_CALLS):
+        run.call(record=False)
+    synchronize(device)
+    return {"seconds": time.perf_counter() - start, "graphs": run.graphs}
 
 
-def run_first_calls(name: str, log=print) -> dict:
+def run_first_calls(name: str, log=print, device: str = "cpu") -> dict:
     results = {}
     for mode in ("eager", *COMPILED):
         log(f"  first {FIRST_CALLS} calls: {name}, {mode}, fresh process and Inductor cache ...")
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache, TRITON_CACHE_DIR=cache)
-            done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--first-calls", name, mode],
+            done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--first-calls", name, mode,
+                                   "--device", device],
                                   capture_output=True, text=True, env=env, cwd=ROOT)
         if done.returncode != 0:
             results[mode] = {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:160]}
@@ -128,18 +191,20 @@ def run_first_calls(name: str, log=print) -> dict:
 
 
 def run(names: list[str] | None = None, rounds: int = 5, min_run_time: float = 1.0, with_first_calls: bool = True,
-        log=print) -> list[ScriptResult]:
-    """Every script (or `names`), in this process's torch thread setting."""
+        log=print, device: str | None = None) -> list[ScriptResult]:
+    """Every script (or `names`), in this process's torch thread setting, on `device` (default: cuda if
+    available, else cpu; CPU_ONLY scripts on the CPU)."""
     from tests.real_scripts.harness import CASES
 
+    device = device or default_device()
     _quiet()
     _same_random_numbers()
     results = []
     for name in names or list(CASES):
         log(f"real scripts: {name} (steady state) ...")
-        result = steady_state(name, rounds, min_run_time, log)
+        result = steady_state(name, rounds, min_run_time, log, device)
         if with_first_calls:
-            for mode, measured in run_first_calls(name, log).items():
+            for mode, measured in run_first_calls(name, log, device).items():
                 if "error" in measured:
                     result.error.setdefault(mode, measured["error"])
                 else:
@@ -176,18 +241,23 @@ def table(results: list[ScriptResult]) -> str:
                                 for mode in ("carve", "torch.compile", "eager"))
         call_text = " / ".join(f"{calls[mode]:.0f}" if mode in calls else "-" for mode in ("carve", "torch.compile"))
         errors = "; ".join(f"{mode}: {text}" for mode, text in result.error.items())
+        where = "" if result.device == "cpu" else f" ({result.device})"
         lines.append(
-            f"| {result.name} | {steady} | {_ratio(seconds.get('carve'), seconds.get('eager'))} "
+            f"| {result.name}{where} | {steady} | {_ratio(seconds.get('carve'), seconds.get('eager'))} "
             f"({_ms(seconds.get('eager'), result.unit)} eager) | {graphs.get('carve', '-')} / {graphs.get('torch.compile', '-')} "
             f"| {call_text} | {first_text} |" + (f" **{errors}**" if errors else ""))
     return "\n".join(lines)
 
 
 def section(results: list[ScriptResult]) -> str:
+    devices = sorted({result.device for result in results})
+    where = "" if devices == ["cpu"] else (
+        f"Devices: {', '.join(devices)} (the scripts named with a device ran on it; the others, which fix "
+        "their device inside the function under test, on the CPU). ")
     return "\n".join([
         "## Real scripts",
         "",
-        "Public training scripts (tests/real_scripts/scripts/, synthetic data, small sizes), Inductor for both "
+        where + "Public training scripts (tests/real_scripts/scripts/, synthetic data, small sizes), Inductor for both "
         "compilers, one intra-op thread. Time per call of the script's function(s) (per environment step for the "
         "episode loops, whose episodes last as long as the sampled actions allow): the median of interleaved "
         f"rounds in which each mode makes the same calls, after {WARM_UP_CALLS} warm-up calls; below 1.00x carve "
@@ -208,16 +278,19 @@ def main(argv=None) -> int:
     parser.add_argument("--no-first-calls", action="store_true", help="skip the fresh-process first-calls column")
     parser.add_argument("--first-calls", nargs=2, metavar=("SCRIPT", "MODE"),
                         help="(internal) measure one script's first calls in this process, print JSON")
+    parser.add_argument("--device", default=None, help="default: cuda if available, else cpu")
     args = parser.parse_args(argv)
+    device = args.device or default_device()
     if args.first_calls:
-        print(json.dumps(first_calls(*args.first_calls)))
+        print(json.dumps(first_calls(*args.first_calls, device=device)))
         return 0
     import torch
 
     torch.set_num_threads(1)  # as `make bench` (bench/run.py --threads)
     started = time.time()
     results = run(args.scripts or None, rounds=args.rounds, min_run_time=args.min_run_time,
-                  with_first_calls=not args.no_first_calls, log=lambda text: print(text, file=sys.stderr, flush=True))
+                  with_first_calls=not args.no_first_calls, log=lambda text: print(text, file=sys.stderr, flush=True),
+                  device=device)
     print(section(results))
     print(f"\n({time.time() - started:.0f} s)", file=sys.stderr)
     return 0

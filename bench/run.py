@@ -23,6 +23,7 @@ docs/bench.md (what the README quotes).
     .venv/bin/python bench/run.py --quick         # fewer rounds and programs
     .venv/bin/python bench/run.py --only capture  # one part
     .venv/bin/python bench/run.py --threads 0     # torch's default threads (default here: 1, see --help)
+    .venv/bin/python bench/run.py --device cuda   # real models and scripts on a GPU (default: cuda if available)
 """
 
 from __future__ import annotations
@@ -66,10 +67,21 @@ def load() -> str:
         return "unknown"
 
 
-def environment(threads: int, load_before: str) -> str:
+def default_device() -> str:
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def describe_device(device: str) -> str:
+    if torch.device(device).type == "cuda":
+        return (f"real models and scripts on {device} ({torch.cuda.get_device_name(torch.device(device))}, "
+                f"CUDA {torch.version.cuda}), the other parts on the CPU")
+    return "no GPU" if not torch.cuda.is_available() else f"everything on the CPU ({device})"
+
+
+def environment(threads: int, load_before: str, device: str = "cpu") -> str:
     text = (
         f"torch {torch.__version__}, Python {platform.python_version()}, {platform.machine()}, "
-        f"{os.cpu_count()} cores, {threads} intra-op thread(s), no GPU; "
+        f"{os.cpu_count()} cores, {threads} intra-op thread(s), {describe_device(device)}; "
         f"load average (1/5/15 min) {load_before} at start, {load()} at end; "
         f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}"
     )
@@ -210,6 +222,10 @@ def main(argv=None) -> int:
                         help="torch intra-op threads (default 1; 0 = torch's default, one per core). With every "
                              "core in use, any other load on the machine stalls OpenMP barriers and inflates "
                              "eager times several-fold, so speedups would be flattering and irreproducible.")
+    parser.add_argument("--device", default=default_device(),
+                        help="where the real models (bench/models.py, bench/first_call.py) and real scripts "
+                             "(bench/real_scripts.py) run: default cuda if available, else cpu. Speed, capture "
+                             "and dynamic shapes run on the CPU.")
     parser.add_argument("--write-docs", action="store_true", help="also write docs/bench.md")
     args = parser.parse_args(argv)
 
@@ -240,15 +256,17 @@ def main(argv=None) -> int:
     if args.only in (None, "dynamic"):
         sections.append(dynamic.section(dynamic.run(rounds=2 if args.quick else 3, log=log)))
     if args.only in (None, "models"):
-        sections.append(models.section(models.run(rounds=2 if args.quick else 3, log=log)))
-        sections.append(first_call.section(first_call.run(log=log)))
+        sections.append(models.section(models.run(rounds=2 if args.quick else 3, log=log, device=args.device),
+                                       args.device))
+        sections.append(first_call.section(first_call.run(log=log, device=args.device), args.device))
     if args.only in (None, "real_scripts"):
         sections.append(real_scripts.section(real_scripts.run(rounds=3 if args.quick else 5,
-                                                              with_first_calls=not args.quick, log=log)))
+                                                              with_first_calls=not args.quick, log=log,
+                                                              device=args.device)))
 
     report = "\n\n".join([
         "# carve benchmarks",
-        f"`make bench` ({environment(threads, load_before)}; took {time.time() - started:.0f} s). "
+        f"`make bench` ({environment(threads, load_before, args.device)}; took {time.time() - started:.0f} s). "
         "Reproduce with `make bench`; `.venv/bin/python bench/run.py --write-docs` also rewrites this file.",
         *([busy_note(load_before)] if busy_note(load_before) else []),
         *sections,

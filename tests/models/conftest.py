@@ -6,6 +6,10 @@ object, and transformers' forward methods are one code object for every model in
 each test starts from `torch._dynamo.reset()`: a cache filled by an earlier test would push
 later compiles over the recompile limit and make graph counts meaningless.
 
+The tests that compare carve with eager on a transformers or nanoGPT model take the `device`
+fixture: "cpu" always, "cuda" when a CUDA device is available (skipped otherwise), so the same
+comparisons run on a GPU.
+
 Run with `-s` or look at the terminal summary for the table of graph counts and first-call
 times the tests recorded (information only; nothing asserts a timing). In each test carve's
 first call comes first: it pays the process's first trace of that model's code (caches of
@@ -26,6 +30,13 @@ import torch  # noqa: E402
 
 from carve.runtime import log as carve_log  # noqa: E402
 from tests.models.common import TABLE  # noqa: E402
+
+
+@pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no CUDA device (torch.cuda.is_available() is False)"))])
+def device(request) -> str:
+    """Where the model and its inputs live: "cpu", and "cuda" when available."""
+    return request.param
 
 
 @pytest.fixture(autouse=True)

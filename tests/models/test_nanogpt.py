@@ -126,15 +126,16 @@ def test_forward_makes_no_more_graphs_than_torch_compile(forward_run):
     assert 1 <= forward_run.graphs <= forward_run.tc_graphs, (forward_run.graphs, forward_run.tc_graphs)
 
 
-def test_training_on_aot_eager_matches_eager():
-    """Forward and backward compiled by AOTAutograd (backend="aot_eager"), AdamW eager."""
-    net = model().train()
+def test_training_on_aot_eager_matches_eager(device):
+    """Forward and backward compiled by AOTAutograd (backend="aot_eager"), AdamW eager; on the
+    CPU, and on CUDA when available (tests/models/conftest.py `device`)."""
+    net = model().to(device).train()
     reference = copy.deepcopy(net)
     compiled = carve.compile(net, backend="aot_eager")
     optimizer = torch.optim.AdamW(net.parameters(), lr=1e-2)
     reference_optimizer = torch.optim.AdamW(reference.parameters(), lr=1e-2)
     for step in range(4):
-        idx, targets = tokens(4, 16, step), tokens(4, 16, step + 100)
+        idx, targets = tokens(4, 16, step).to(device), tokens(4, 16, step + 100).to(device)
         _, loss = compiled(idx, targets)
         _, expected = reference(idx, targets)
         torch.testing.assert_close(loss, expected)

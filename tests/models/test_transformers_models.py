@@ -29,8 +29,13 @@ from tests.models.common import (MODELS, VOCAB, carve_regions, dynamo_frames, re
                                  torch_compile_graphs)
 
 
-def make_inputs(name: str, batch: int, length: int, seed: int) -> dict:
-    generator = torch.Generator().manual_seed(seed)
+def make_inputs(name: str, batch: int, length: int, seed: int, device: str = "cpu") -> dict:
+    inputs = _make_inputs(name, batch, length, seed)
+    return {key: value.to(device) for key, value in inputs.items()}
+
+
+def _make_inputs(name: str, batch: int, length: int, seed: int) -> dict:
+    generator = torch.Generator().manual_seed(seed)  # drawn on the CPU: the same tokens on every device
     ids = torch.randint(2, VOCAB, (batch, length), generator=generator)
     if name == "bert":
         # masked LM: a padded tail in the attention mask, loss only on some positions
@@ -61,11 +66,11 @@ def assert_same_grads(model, reference) -> None:
             torch.testing.assert_close(p.grad, q.grad, msg=lambda m: f"{name}: {m}")
 
 
-def run_and_compare(name, compiled, model, reference, count_graphs, *, repeats=5):
+def run_and_compare(name, compiled, model, reference, count_graphs, *, repeats=5, device="cpu"):
     """The call sequence of the module docstring, compared with eager at every step; returns the
     first call's time and the graph count of the eval calls."""
     batch, length, seed = SEQUENCE[0]
-    inputs = make_inputs(name, batch, length, seed)
+    inputs = make_inputs(name, batch, length, seed, device)
     out, first_call = timed(compiled, **inputs)
     expected = reference(**inputs)
     assert_same_output(out, expected)
@@ -82,7 +87,7 @@ def run_and_compare(name, compiled, model, reference, count_graphs, *, repeats=5
 
     for index, (batch, length, seed) in enumerate(SEQUENCE[1:]):
         graphs = count_graphs()
-        inputs = make_inputs(name, batch, length, seed)
+        inputs = make_inputs(name, batch, length, seed, device)
         assert_same_output(compiled(**inputs), reference(**inputs))
         if index > 0:
             assert count_graphs() == graphs, "a third size re-traced: sizes did not become symbolic"
@@ -102,12 +107,12 @@ def run_and_compare(name, compiled, model, reference, count_graphs, *, repeats=5
     return first_call, eval_graphs
 
 
-def torch_compile_sequence(name, module) -> tuple[int, float]:
+def torch_compile_sequence(name, module, device="cpu") -> tuple[int, float]:
     """The eval calls of the sequence under torch.compile: graphs and first-call time. (Train mode
     is left out to keep the test fast: it costs each compiler one more graph of the same forward.)"""
-    calls = [lambda f, i=make_inputs(name, *SEQUENCE[0]): f(**i).loss.backward()]
-    calls += [lambda f, i=make_inputs(name, *SEQUENCE[0]): f(**i)] * 5
-    calls += [lambda f, i=make_inputs(name, *shape): f(**i) for shape in SEQUENCE[1:]]
+    calls = [lambda f, i=make_inputs(name, *SEQUENCE[0], device): f(**i).loss.backward()]
+    calls += [lambda f, i=make_inputs(name, *SEQUENCE[0], device): f(**i)] * 5
+    calls += [lambda f, i=make_inputs(name, *shape, device): f(**i) for shape in SEQUENCE[1:]]
     torch._dynamo.reset()
     return torch_compile_graphs(module.eval(), calls)
 
@@ -119,9 +124,9 @@ BACKENDS = {"gpt2": "counting", "bert": "counting", "llama": "aot_eager", "t5": 
 
 
 @pytest.mark.parametrize("name", list(MODELS))
-def test_model_matches_eager_with_no_more_graphs_than_torch_compile(name):
+def test_model_matches_eager_with_no_more_graphs_than_torch_compile(name, device):
     torch.manual_seed(0)
-    model = MODELS[name]().eval()
+    model = MODELS[name]().to(device).eval()
     reference = copy.deepcopy(model)
     if BACKENDS[name] == "counting":
         backend = CountingBackend()
@@ -132,10 +137,11 @@ def test_model_matches_eager_with_no_more_graphs_than_torch_compile(name):
         count_graphs = lambda: region_graphs(compiled)  # noqa: E731
     assert isinstance(compiled, type(model))
 
-    carve_first, eval_graphs = run_and_compare(name, compiled, model, reference, count_graphs)
+    carve_first, eval_graphs = run_and_compare(name, compiled, model, reference, count_graphs, device=device)
     regions = carve_regions(compiled)
     assert regions and all(region.path != "eager" for region in regions)
 
-    tc_graphs, tc_first = torch_compile_sequence(name, copy.deepcopy(reference))
-    record(f"{name} ({BACKENDS[name].replace('counting', 'eager')})", eval_graphs, tc_graphs, carve_first, tc_first)
+    tc_graphs, tc_first = torch_compile_sequence(name, copy.deepcopy(reference), device)
+    on = "" if device == "cpu" else f", {device}"
+    record(f"{name} ({BACKENDS[name].replace('counting', 'eager')}{on})", eval_graphs, tc_graphs, carve_first, tc_first)
     assert 1 <= eval_graphs <= tc_graphs, (eval_graphs, tc_graphs)
