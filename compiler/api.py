@@ -672,3 +672,83 @@ def compile_nested(fn, options: CompileOptions):
         return fn
     # A nested function defined once and called on every step is compiled once, local or not.
     return _version(_nested, fn, options, lambda: CompiledFunction(fn, options), skip_local_definitions=False)
+
+
+def compile_definition(fn, options: CompileOptions, definitions: dict):
+    """The compiled version of a function the compiled function defines (`RegionSet.compiled_definition`).
+
+        for i in range(steps):
+            def closure(): ...              # a new function object on every iteration and call,
+            optimizer.step(closure)         # over one code object
+
+    The first function made from a code object is compiled (a CompiledFunction, stored in
+    `definitions` by code object); each function the def makes, the first too, is handed out as
+    a SharedDefinition calling that one build, so the source is parsed once and its regions keep
+    one Dynamo cache. The functions must be the same but for identity: the same globals and
+    default values, and no closure cells. A closure over the enclosing function's variables
+    (its regions would need the new cells), a generator, and a def whose default values differ
+    from the first's run as written.
+    """
+    if state.is_disabled() or not isinstance(fn, types.FunctionType) or fn.__closure__ \
+            or fn.__code__.co_flags & _SUSPENDABLE_CODE or not is_user_code(fn.__code__):
+        return fn
+    first = definitions.get(fn.__code__)
+    if first is None:
+        definitions[fn.__code__] = first = CompiledFunction(fn, options)
+    elif first.fn.__globals__ is not fn.__globals__ or not _same_values(first.fn.__defaults__, fn.__defaults__) \
+            or not _same_values(first.fn.__kwdefaults__, fn.__kwdefaults__):
+        return fn
+    # The first function too is a SharedDefinition: a region reading the name sees one type on
+    # every call (Dynamo guards it), whichever function the def made.
+    return SharedDefinition(fn, first)
+
+
+def _same_values(a: tuple | dict | None, b: tuple | dict | None) -> bool:
+    """Default values that are the same objects (`def f(n=1)` made twice: one tuple; `def f(*, n=1)`:
+    two dicts holding the same objects)."""
+    if a is b:
+        return True
+    if a is None or b is None or len(a) != len(b):
+        return False
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(a[key] is b[key] for key in a)
+    return isinstance(a, tuple) and isinstance(b, tuple) and all(x is y for x, y in zip(a, b))
+
+
+class SharedDefinition(CompiledFunction):
+    """A function made by a nested `def`, compiled (see compile_definition): calls run the build
+    of the first function that def made, with its regions and their Dynamo caches.
+
+        closure_1 = compile_definition(closure, ...)        # builds on its first call
+        closure_2 = compile_definition(closure_again, ...)  # runs closure_1's build: no parsing
+
+    Each is its own object, as each `def` makes its own function in eager. Inside a region's
+    trace the call is the function itself, which Dynamo traces inline.
+    """
+
+    def __init__(self, fn: types.FunctionType, first: CompiledFunction) -> None:  # its state is `first`'s
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.options = first.options
+        self.first = first
+        self._defaults_made = fn.__defaults__, fn.__kwdefaults__
+
+    def __call__(self, *args, **kwargs):
+        fn = self.fn
+        if _is_dynamo_compiling():
+            return fn(*args, **kwargs)  # a region calls it: Dynamo traces the function inline
+        if fn.__defaults__ is self._defaults_made[0] and fn.__kwdefaults__ is self._defaults_made[1]:
+            return self.first(*args, **kwargs)
+        return fn(*args, **kwargs)  # its defaults were rebound since: it is no longer the first's twin
+
+    def __repr__(self) -> str:
+        return f"<carve.compile of {self.fn.__qualname__} at {where(self.fn)} (built once for every def of it)>"
+
+    # What carve.explain and the tests read: the first function's build.
+    @property
+    def _impl(self):  # type: ignore[override] # read from `first`, never set here
+        return self.first._impl
+
+    @property
+    def _build(self):  # type: ignore[override] # read from `first`, never set here
+        return self.first._build

@@ -10,6 +10,8 @@
         y = _f_graph_region_0_lines_3_5(x)
         _carve_f.graph_break(6, "CRV003")    # error under fullgraph / error_on_graph_break, else log
         print(y)
+        def closure(): ...
+        closure = _carve_f.compiled_definition(closure)  # a nested def, compiled where it is defined
         return _carve_f.compiled(helper)(y)  # a callee that breaks the graph, compiled on its own
 
 The decorator path (`@carve.compile`) and the files `carve rewrite` writes
@@ -32,6 +34,7 @@ from carve.runtime.config import CompileOptions
 from carve.runtime.errors import BreakEvent, GraphBreakError
 from carve.runtime.log import log_graph_break
 from carve.runtime.region import GraphRegion
+from torch.compiler import is_dynamo_compiling
 
 
 class RegionSet:
@@ -73,6 +76,8 @@ class RegionSet:
         # Called with {line: (code, message)} when Dynamo gave up on a region for good.
         self.on_skip: Callable[[dict[int, tuple[str, str]]], None] | None = None
         self.eager_calls: dict[tuple[int, str], int] = {}
+        # code object of a nested def -> its first instance, compiled (see compiled_definition).
+        self.definitions: dict = {}
         register_regionset(self)
 
     # -- graph regions -----------------------------------------------------------------------
@@ -116,6 +121,17 @@ class RegionSet:
         from carve.api import compile_nested
 
         return compile_nested(fn, self.options)
+
+    def compiled_definition(self, fn):
+        """A function defined in the compiled function, compiled where it is defined, so that
+        whoever calls it runs the compiled version (`optimizer.step(closure)`: the optimizer
+        calls it). Each call of the enclosing function makes a new function object over the
+        same code: the first is built, the others run its build (`definitions`)."""
+        if is_dynamo_compiling():
+            return fn  # a trace of this function (a `carve rewrite` file under torch.compile) inlines it
+        from carve.api import compile_definition
+
+        return compile_definition(fn, self.options, self.definitions)
 
     # -- the function itself (files written by `carve rewrite`) --------------------------------
     def entry(self, fn):

@@ -20,7 +20,9 @@
 `_carve_f` is the function's `carve.RegionSet`: `.graph(first, last)` makes
 a region a compiled graph, `.graph_break(line, code)` raises under fullgraph /
 error_on_graph_break and reports the break, `.compiled(g)` compiles a callee
-that breaks the graph on its own (as torch.compile compiles nested frames).
+that breaks the graph on its own (as torch.compile compiles nested frames),
+`.compiled_definition(g)` a nested `def` where it is defined (whoever calls it,
+a library too, runs it compiled).
 
 Every generated name (`_carve_f`, `_f_graph_region_0`, `_carve_t0`) comes
 from one `Namer` that reserves every name the function and its module use.
@@ -551,6 +553,11 @@ class _Outliner:
             else:
                 converted = converted.with_changes(leading_lines=[*statement.leading_lines, eager_comment(shown)])
         emitted.append(self._origin(converted, first, last, verbatim=_same_line_count(statement, converted)))
+        if isinstance(statement, cst.FunctionDef) and _compiled_where_defined(statement):
+            # Compiled where it is defined: a library handed the function (`optimizer.step(closure)`)
+            # calls the compiled version, as torch.compile traces a closure its frame calls.
+            emitted += replace("name = regions.compiled_definition(name)", name=statement.name.value,
+                               regions=self.regions_var, origin=self._glue(first, first))
         return emitted
 
     def _compound(self, item: Compound, state: State) -> list[cst.BaseStatement]:
@@ -651,6 +658,50 @@ class _Plan:
     unbound_reads: list[str]      # inputs that may be unbound when the region is called, read where they may be
     unbound_outputs: list[str]    # outputs that may go out UNBOUND
     conflicts: set[str]           # names no one region can carry: the statements reading them run as Python
+
+
+def _compiled_where_defined(node: cst.FunctionDef) -> bool:
+    """Does a nested `def` get compiled where it is defined?
+
+        def closure():                          def closure():
+            loss = criterion(seq(x), y)             loss = criterion(seq(x), y)
+            loss.backward()             ->          loss.backward()
+            return loss                             return loss
+                                                closure = _carve_f.compiled_definition(closure)
+
+    Not a decorated def (its decorators made what the name holds), a generator or coroutine
+    (calling one runs none of its body), nor one that rebinds its enclosing function's variables
+    (`nonlocal`): those stay as written."""
+    if node.decorators or node.asynchronous is not None:
+        return False
+    finder = _SuspendsOrRebindsCells()
+    node.body.visit(finder)
+    return not finder.found
+
+
+class _SuspendsOrRebindsCells(cst.CSTVisitor):
+    """`yield`, `await` or `nonlocal` in a function's own body (nested scopes are their own)."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.found = True
+
+    def visit_Await(self, node: cst.Await) -> None:
+        self.found = True
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.found = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
 
 
 def _delete_if_unbound(name: str, unbound: str, glue: MarkOrigin) -> cst.BaseStatement:

@@ -37,7 +37,8 @@ RULE = Rule(
     hoistable=True, resumable_in_branch=True,
     what="Flags `.item()` and `.tolist()` calls, `int()`, `float()`, `bool()`, `complex()`, `str()` and `repr()` "
          "of a tensor, `math` functions given a tensor, and slicing or indexing with an element of a tensor "
-         "(`[data[i:i + n] for i in ix]` with `ix = torch.randint(...)`), which reads it with `.item()`; and a "
+         "(`[data[i:i + n] for i in ix]` with `ix = torch.randint(...)`; `transitions[tags[i + 1], tags[i]]`, "
+         "an element taken by a Python position), which reads it with `.item()`; and a "
          "call of an `nn.Transformer`, `nn.TransformerEncoder` or `nn.TransformerDecoder` given an attention mask "
          "without `is_causal`, which reads the mask with `.item()` to find out whether it is causal.",
     why="The Python value exists only once the tensor work before it has run (on a GPU: a device "
@@ -48,7 +49,9 @@ RULE = Rule(
     known_problems="`.item()` and `.tolist()` are flagged on any receiver that is not visibly a NumPy call, so "
                    "a NumPy array held in a local name (`a = np.zeros(3); a.tolist()`) is a false positive. "
                    "`int(v)` and the math functions are flagged only when the analysis can tell `v` is a "
-                   "tensor: a tensor returned by a function it cannot read is missed.",
+                   "tensor: a tensor returned by a function it cannot read is missed. `idx[i]` used as an index is "
+                   "taken for a 0-dim element: for a 2-D `idx` it is a row, a traced tensor index (a false "
+                   "positive).",
     fix_safety="No automatic fix in `carve lint`. The compiler computes the tensor work inside the statement "
                "in the graph before it and runs only the conversion eagerly.",
 )
@@ -69,11 +72,35 @@ def check_subscript(node: cst.Subscript, ctx: CheckContext):
 
 
 def _reads_element(index: cst.BaseExpression, ctx: CheckContext) -> bool:
-    """`i` or `i + 1`, with `i` bound by iterating a tensor."""
+    """`i` or `i + 1`, with `i` bound by iterating a tensor; or `tags[i]`, an element of a tensor taken by
+    a Python position (`self.transitions[tags[i + 1], tags[i]]`)."""
     if isinstance(index, cst.Name):
         return index.value in ctx.tensors.element_names
     if isinstance(index, cst.BinaryOperation):
         return _reads_element(index.left, ctx) or _reads_element(index.right, ctx)
+    if isinstance(index, cst.Subscript):
+        return _is_element_of_tensor(index, ctx)
+    return False
+
+
+def _is_element_of_tensor(node: cst.Subscript, ctx: CheckContext) -> bool:
+    """`tags[i]`, `tags[i + 1]`, `tags[0]`: a tensor indexed by one Python position (a 0-dim tensor when
+    the tensor is 1-D), not a slice, a tuple of indices or a tensor index."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return False
+    position = node.slice[0].slice.value
+    return _is_position(position, ctx) and ctx.tensors.is_tensor(node.value)
+
+
+def _is_position(node: cst.BaseExpression, ctx: CheckContext) -> bool:
+    if isinstance(node, cst.Integer):
+        return True
+    if isinstance(node, cst.Name):
+        return not ctx.tensors.is_tensor(node) and node.value not in ctx.tensors.element_names and node.value != "None"
+    if isinstance(node, cst.UnaryOperation):
+        return _is_position(node.expression, ctx)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+        return _is_position(node.left, ctx) and _is_position(node.right, ctx)
     return False
 
 

@@ -7,6 +7,8 @@
     scheduler.step()                    # CRV013: torch/optim/lr_scheduler.py is a force-skipped file
     pbar.update(1)                      # CRV013: tqdm is on Dynamo's third-party skip list
     f1 = sklearn.metrics.f1_score(y, p) # CRV013: so is scikit-learn
+    batch = next(self.data_iter)        # CRV013: DataLoader iterators (torch/utils/data) are skipped
+    init.kaiming_normal(m.weight)       # CRV013: deprecated torch.nn.init spellings warn from torch's code
     optimizer.step()                    # not CRV013: not a scheduler (a side effect, CRV019)
 
 Dynamo graph-breaks at each ("Attempted to call function marked as skipped"). The
@@ -41,14 +43,16 @@ RULE = Rule(
          "`time` module, the torch functions Dynamo skips (`torch.manual_seed` and the other RNG-state "
          "functions, `pack_padded_sequence`), calls into the standard-library modules it skips (`random` but "
          "for `randint`/`randrange`/`uniform`, `copy`, `re`), learning-rate scheduler steps, progress-bar "
-         "updates and calls into the third-party packages on Dynamo's skip list (tqdm, pandas, scikit-learn, ...).",
+         "updates, `next()` / `iter()` of a DataLoader (by its name: `train_loader`, `self.data_iter`), the "
+         "deprecated `torch.nn.init` spellings (`init.kaiming_normal`, which warn from torch's code) and calls into the third-party packages on Dynamo's skip list (tqdm, pandas, scikit-learn, ...).",
     why="torch.compile does not trace into these functions: it ends the graph before the call, runs the call "
         "eagerly and starts a new graph after it.",
     bad_example="@torch.compiler.disable\ndef helper(x): ...\n\ny = helper(x)",
     good_example="@torch._dynamo.nonstrict_trace\ndef helper(x): ...\n\ny = helper(x)",
-    known_problems="Schedulers and progress bars are recognised by the receiver's name (containing `sched`, "
-                   "`pbar`, `progress` or `tqdm`): a scheduler named `lr_policy` is missed, and an unrelated "
-                   "object named `progress` is flagged. A disable marker is seen by `carve lint` only where "
+    known_problems="Schedulers, progress bars and DataLoaders are recognised by the receiver's name "
+                   "(containing `sched`, `pbar`, `progress`, `tqdm` or `loader`, or an iterator named `data_iter`): a "
+                   "scheduler named `lr_policy` or a loader named `batches` is missed, and an unrelated object "
+                   "named `progress` is flagged. A disable marker is seen by `carve lint` only where "
                    "the decorated function's source can be read.",
     fix_safety="No automatic fix. The compiler runs the call eagerly between two graphs.",
 )
@@ -88,10 +92,36 @@ PROGRESS_BAR_METHODS = frozenset({
 })
 
 
+# torch.nn.init's deprecated spellings (no trailing underscore, torch 2.13): each warns and then calls
+# the underscored function; the warning is `_warnings.warn` called from torch's code, which Dynamo skips.
+DEPRECATED_INIT_FUNCTIONS = frozenset(
+    f"torch.nn.init.{name}" for name in (
+        "uniform", "normal", "constant", "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal",
+        "orthogonal", "sparse")
+)
+ITERATOR_BUILTINS = frozenset({"next", "iter"})
+
+
+def is_data_loader_name(node: cst.BaseExpression, ctx: CheckContext) -> bool:
+    """`train_loader`, `self.data_iter`, `dataloader`: a name that says it holds a DataLoader or an iterator
+    over one (the receiver's type cannot be read from the source)."""
+    last = (ctx.dotted(node) or "").rsplit(".", 1)[-1].lower()
+    return "loader" in last or last in ("data_iter", "dataiter", "batch_iter", "train_iter", "loader_iter")
+
+
 def check_call(call: cst.Call, ctx: CheckContext):
     name = ctx.qualified(call.func) or ""
     if name in IO_FUNCTIONS:
         return  # I/O (`tqdm.write`, `time.sleep`): CRV003's
+    if name in DEPRECATED_INIT_FUNCTIONS:
+        yield Violation(RULE.code, f"{ctx.dotted(call.func)}() is deprecated: its warning is a call torch.compile "
+                                   f"skips (use {name.rsplit('.', 1)[-1]}_())")
+        return
+    if (isinstance(call.func, cst.Name) and call.func.value in ITERATOR_BUILTINS and name in ("", call.func.value)
+            and len(call.args) == 1 and is_data_loader_name(call.args[0].value, ctx)):
+        yield Violation(RULE.code, f"{call.func.value}() of a DataLoader: torch.compile skips torch.utils.data's "
+                                   "iterators")
+        return
     if name in CLOCK_FUNCTIONS:
         yield Violation(RULE.code, f"{ctx.dotted(call.func)}() reads the clock, which torch.compile does not trace")
         return

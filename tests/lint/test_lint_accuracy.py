@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from tests.lint_corpus.accuracy import HERE, REAL_CORPUS, REAL_HOLDOUT, TRAINING_CORPUS, evaluate
+from tests.lint_corpus.accuracy import HERE, REAL_CORPUS, REAL_HOLDOUT, REAL_HOLDOUT2, TRAINING_CORPUS, evaluate
 
 
 @pytest.mark.parametrize("corpus", [HERE, TRAINING_CORPUS, REAL_CORPUS], ids=["corpus", "training-corpus", "real-code"])
@@ -29,15 +29,29 @@ def test_the_corpora_meet_the_accuracy_targets(corpus, all_functions, tmp_path):
 @pytest.mark.parametrize("all_functions", [False, True], ids=["compiled", "all"])
 def test_the_held_out_real_code_corpus_keeps_its_measured_accuracy(all_functions, tmp_path):
     """Functions of four other repositories (docs/lint.md: measured once before any change it led to,
-    then after one); a floor against regressions, not a target the checks were tuned to."""
+    then after the changes it and the second held-out corpus led to: 26/27 flagged cases break, 26 of
+    28 breaks found); a floor against regressions, not a target the checks were tuned to."""
     report = evaluate(REAL_HOLDOUT, all_functions=all_functions, workdir=tmp_path)
     assert report["cases"] >= 90 and report["breaking"] >= 25
-    assert report["precision"] >= 0.95, report["misses"]
-    assert report["recall"] >= 0.85, report["misses"]
+    assert report["precision"] >= 0.96, report["misses"]
+    assert report["recall"] >= 0.92, report["misses"]
 
 
-@pytest.mark.parametrize("corpus, cases, repositories", [(REAL_CORPUS, 150, 6), (REAL_HOLDOUT, 90, 4)],
-                         ids=["real-code", "held-out"])
+@pytest.mark.parametrize("all_functions, recall", [(False, 0.82), (True, 0.76)], ids=["compiled", "all"])
+def test_the_second_held_out_real_code_corpus_keeps_its_measured_accuracy(all_functions, recall, tmp_path):
+    """Functions of four further repositories (makemore, whisper, CLIP, attention-is-all-you-need; docs/lint.md:
+    precision 0.93, recall 0.76 at the first measurement, before any change; 14/15 and 14/17 compiled
+    after the changes, 13/14 and 13/17 with --all, whose scope does not take a method doing no tensor
+    work of its own); floors against regressions."""
+    report = evaluate(REAL_HOLDOUT2, all_functions=all_functions, workdir=tmp_path)
+    assert report["cases"] >= 90 and report["breaking"] >= 15
+    assert report["precision"] >= 0.92, report["misses"]
+    assert report["recall"] >= recall, report["misses"]
+
+
+@pytest.mark.parametrize("corpus, cases, repositories",
+                         [(REAL_CORPUS, 150, 6), (REAL_HOLDOUT, 90, 4), (REAL_HOLDOUT2, 90, 4)],
+                         ids=["real-code", "held-out", "held-out-2"])
 def test_the_real_code_corpora_are_copied_code_labelled_by_the_installed_torch(corpus, cases, repositories):
     truth = json.loads((corpus / "ground_truth.json").read_text())
     labelled = [case for case in truth["cases"].values() if "dynamo_error" not in case]

@@ -296,3 +296,53 @@ def test_a_first_statement_whose_break_comes_before_its_own_tensor_work_is_leadi
             {statement}
             return x + 1
     """) == []
+
+
+# -- What the held-out corpora's misses led to (tests/lint_corpus_real_holdout, ..._holdout2) -------
+
+
+def test_indexing_with_an_element_of_a_tensor_taken_by_position_is_crv004():
+    """BiLSTM-CRF's `self.transitions[tags[i + 1], tags[i]]`: each `tags[i]` is a 0-dim tensor, which
+    indexing reads with .item() (Dynamo: "Data dependent operator"). A slice, a tensor index or a
+    tensor's row indexed by a number stay traced."""
+    assert codes("""
+        @torch.compile
+        def score(transitions, feats):
+            tags = torch.cat([torch.tensor([3]), feats.argmax(1)])
+            s = transitions[tags[1], tags[0]]
+            return s + feats[0][tags[-1]]
+
+        @torch.compile
+        def traced(x, idx, n: int):
+            rows = x[idx[:, 0]]
+            return rows[0] + x[1][2] + x[idx] + x[n - 1]
+    """) == [("CRV004", 4), ("CRV004", 5)]
+
+
+def test_next_and_iter_of_a_data_loader_are_crv013():
+    """makemore's InfiniteDataLoader: `next(self.data_iter)` runs `_BaseDataLoaderIter.__next__`, in
+    torch/utils, which Dynamo skips ("Attempted to inline function marked as skipped")."""
+    assert codes("""
+        @torch.compile
+        def step(model, train_loader, items):
+            x = model(torch.ones(2))
+            batch = next(iter(train_loader))
+            first = next(iter(items))
+            return x, batch, first
+    """) == [("CRV013", 4)]
+
+
+def test_the_deprecated_init_spellings_are_crv013_and_the_underscored_ones_are_not():
+    """pytorch-cifar's `init.kaiming_normal(m.weight, mode='fan_out')`: the deprecated spelling warns from
+    torch's own code (`_warnings.warn`, skipped); `init.kaiming_normal_` is traced."""
+    assert codes("""
+        from torch.nn import init
+
+        @torch.compile
+        def init_params(net):
+            for m in net.modules():
+                if isinstance(m, nn.Conv2d):
+                    init.kaiming_normal(m.weight, mode='fan_out')
+                    init.kaiming_normal_(m.weight, mode='fan_out')
+                    nn.init.xavier_uniform(m.weight)
+    """) == [("CRV006", 5), ("CRV013", 7), ("CRV013", 9)]

@@ -73,6 +73,7 @@ class Uncompile(cst.CSTTransformer):
 TOOLS = frozenset({"accuracy.py", "ground_truth.py", "cases.py"})
 REAL_CORPUS = HERE.parent / "lint_corpus_real"
 REAL_HOLDOUT = HERE.parent / "lint_corpus_real_holdout"
+REAL_HOLDOUT2 = HERE.parent / "lint_corpus_real_holdout2"
 
 
 def function_spans(path: Path) -> dict[str, list[tuple[int, int]]]:
