@@ -29,6 +29,8 @@ from torch._dynamo import eval_frame as _eval_frame
 from torch._dynamo import trace_rules as _trace_rules
 from torch._dynamo import decorators as _decorators
 
+from carve.rewriters import op_tables
+
 from . import markers
 
 
@@ -111,6 +113,19 @@ def dynamo_optimize(fn: Callable[..., Any], backend: Callable[..., Any], *, full
     public `torch.compile` name (user code may wrap or patch it)."""
     return _eval_frame.optimize(backend=backend, nopython=fullgraph, dynamic=dynamic,
                                 recompile_limit=recompile_limit)(fn)
+
+
+def draws_random_outside_modules(gm: torch.fx.GraphModule) -> bool:
+    """Whether `gm` draws random numbers in the compiled function's own code, not in a module's
+    forward (`ix = torch.randint(len(data) - block_size, (batch_size,))`, a data sampler in a
+    training loop; a dropout layer's draw has the layer in its `nn_module_stack`)."""
+    for node in gm.graph.nodes:
+        if node.op in ("call_function", "call_method") and not node.meta.get("nn_module_stack"):
+            target = node.target
+            name = target if isinstance(target, str) else getattr(target, "__name__", "")
+            if name in op_tables.RANDOM_OPS:
+                return True
+    return False
 
 
 def returns_symbolic_float(gm: torch.fx.GraphModule) -> bool:

@@ -55,10 +55,14 @@ class GraphRecorder:
     """
 
     def __init__(self, backend: Callable[..., Any], *, uses_inductor: bool = False, label: str = "",
-                 float_safe_backend: Callable[..., Any] | None = None) -> None:
+                 float_safe_backend: Callable[..., Any] | None = None,
+                 eager_random_backend: Callable[..., Any] | None = None) -> None:
         self.backend = backend
         # What compiles a graph Inductor would compile wrongly (compat.returns_symbolic_float).
         self.float_safe_backend = float_safe_backend or backend
+        # Inductor drawing eager's random numbers (fallback_random), for graphs that draw them in
+        # the compiled function's own code (compat.draws_random_outside_modules); None: as `backend`.
+        self.eager_random_backend = eager_random_backend
         self.compiler_name = getattr(backend, "compiler_name", type(backend).__name__)
         self.graphs: list[Any] = []
         self.ops_per_graph: list[int] = []
@@ -74,6 +78,16 @@ class GraphRecorder:
             log.log_once(("symbolic float", self.label), log.perf_log, logging.INFO,
                          "carve: %s returns a Python float computed in the graph; it runs through aot_eager "
                          "(torch 2.13's Inductor returns such a float's first value on every call)", self.label)
+        elif uses_inductor and self.eager_random_backend is not None and not _inductor_draws_eagers_random() \
+                and compat.draws_random_outside_modules(gm):
+            # A data sampler in a training loop (`torch.randint` of batch offsets) compiled with
+            # Inductor's own random stream would train on other data than the program run as
+            # Python, without a word; torch.compile on the model never compiles it. Dropout in
+            # the model's layers keeps Inductor's stream, as under torch.compile.
+            backend = self.eager_random_backend
+            log.log_once(("eager random", self.label), log.perf_log, logging.INFO,
+                         "carve: %s draws random numbers outside the model's layers; its graph draws eager's "
+                         "numbers (Inductor's fallback_random)", self.label)
         compiled = kernel_builds.compile_graph(backend, gm, example_inputs, uses_inductor=uses_inductor,
                                                label=self.label)
         self.graphs.append(gm)
@@ -88,6 +102,21 @@ class GraphRecorder:
         reset = getattr(self.backend, "reset", None)
         if reset is not None:
             reset()
+
+
+def _inductor_draws_eagers_random() -> bool:
+    import torch._inductor.config as inductor_config
+
+    return bool(inductor_config.fallback_random)
+
+
+def _eager_random_inductor(options: CompileOptions, dynamic: bool | None) -> Callable[..., Any] | None:
+    """Inductor as `options` ask, drawing eager's random numbers; None for another backend, or a
+    `mode` (which torch.compile takes instead of options, not with them)."""
+    backend_options = options.options or {}
+    if options.backend != "inductor" or "mode" in backend_options:
+        return None
+    return compat.dynamo_backend("inductor", {**backend_options, "fallback_random": True}, dynamic)
 
 
 def _symbolic_inputs(gm: Any) -> list[str]:
@@ -131,6 +160,7 @@ class DynamoCapture:
         self.recorder = GraphRecorder(compat.dynamo_backend(options.backend, options.options, self.dynamic),
                                       uses_inductor=options.uses_inductor,
                                       float_safe_backend=compat.dynamo_backend("aot_eager", None, self.dynamic),
+                                      eager_random_backend=_eager_random_inductor(options, self.dynamic),
                                       label=f"region {name} ({filename}:{first_line})")
         self._variants: dict = {}
         # The functions Dynamo captures (the strict modes capture copies: one cache each).

@@ -261,10 +261,11 @@ class GraphRegion:
         cost = self._cost
         assert cost is not None  # checked by the caller
         capture = self.capture
-        # A region Dynamo captured without a graph or a break (an `if` on Python values, calls
-        # of user functions with no tensor work) pays Dynamo's guards on every call for nothing
-        # it runs: weighed too.
-        nothing_captured = capture.compiles and not capture.recorder.graphs and not capture.break_events
+        # A region Dynamo captured without a graph (an `if` on Python values, calls of user
+        # functions with no tensor work, statements Dynamo breaks on and runs eagerly: `p.data`
+        # updates, a builtin it cannot trace) pays Dynamo's guards on every call for nothing
+        # compiled: weighed too.
+        nothing_captured = capture.compiles and not capture.recorder.graphs
         if not (capture.recorder.graphs or nothing_captured) or _state.fullgraph or kernel_builds.pending():
             # Weighed once its kernels are built: until then a graph runs its ops one by one.
             return self._compiled_call(args)
