@@ -14,9 +14,21 @@ thread's regions.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class RegionTime:
+    """Where one region's calls went during an explain run (seconds)."""
+
+    calls: int = 0
+    compiled: float = 0.0    # calls that ran Dynamo's compiled code (the cost check's timed Python turns too)
+    python: float = 0.0      # calls after the region went to Python (faster as Python, no tensor work, ...)
+    compiling: float = 0.0   # calls that traced and compiled (a first call, a recompile)
 
 
 @dataclass
@@ -26,6 +38,8 @@ class Session:
     # id(cache table) -> a table of this run only: nothing compiled for the report is kept, and a
     # version already in carve's caches would build, and so report, nothing.
     tables: dict = field(default_factory=dict)
+    # id(region) -> its RegionTime, for the regions built during the run.
+    region_times: dict = field(default_factory=dict)
 
 
 _current = threading.local()
@@ -59,3 +73,43 @@ def fresh_tables() -> dict | None:
     """The running explain's cache tables, or None outside one."""
     session = getattr(_current, "session", None)
     return session.tables if session is not None else None
+
+
+class _TimedCaller:
+    """A region's caller that records where each call's time went (only during an explain run:
+    the generated code calls this in place of `region.caller`)."""
+
+    def __init__(self, region: Any, caller: Callable[..., Any], times: RegionTime) -> None:
+        self.region, self.caller, self.times = region, caller, times
+        self.__carve_region__ = region
+        self.__name__ = getattr(caller, "__name__", "region")
+
+    @property
+    def __wrapped__(self) -> Any:  # the region as Python, rebound after the build (GraphRegion.fn)
+        return self.caller.__wrapped__  # type: ignore[attr-defined]
+
+    def __call__(self, *args: Any) -> Any:
+        region, times = self.region, self.times
+        compiles, python = region.capture.compiles, region.eager
+        start = time.perf_counter()
+        try:
+            return self.caller(*args)
+        finally:
+            elapsed = time.perf_counter() - start
+            times.calls += 1
+            if region.capture.compiles != compiles:
+                times.compiling += elapsed
+            elif python:
+                times.python += elapsed
+            else:
+                times.compiled += elapsed
+
+
+def timed_caller(region: Any, caller: Callable[..., Any]) -> Callable[..., Any]:
+    """`caller`, timed per call while an explain runs (its RegionTime in the session); else
+    `caller` itself, at no cost."""
+    session = getattr(_current, "session", None)
+    if session is None:
+        return caller
+    times = session.region_times[id(region)] = RegionTime()
+    return _TimedCaller(region, caller, times)

@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable
 
 from carve.block_screen import compiles_as_one_graph
-from carve.explain_session import register_regionset
+from carve.explain_session import register_regionset, timed_caller
 from carve.rewriters.findings import Finding
 from carve.rewriters.rules import crv016_callee_graph_break as callee_graph_break
 from carve.rewriters.rules import rule
@@ -89,7 +89,8 @@ class RegionSet:
             )
             region.on_skip = self._region_skipped
             self.regions.append(region)
-            return region.caller  # what the generated code calls (region.caller.__carve_region__ is region)
+            # What the generated code calls (its __carve_region__ is the region); timed during an explain.
+            return timed_caller(region, region.caller)
 
         return make_region
 
