@@ -334,9 +334,11 @@ class CompiledFunction:
             return self._run_eagerly(f"{type(error).__name__}: {error}")
         if self._build.reads_own_frame_across_a_break:
             unregister_regionset(self._build.regions)
-            return self._run_eagerly(f"it reads its own local variables by name (locals(), vars(), eval, exec: "
-                                     f"{reads_own_frame.RULE.code}) and breaks the graph, so compiled code would "
-                                     "show it other names")
+            reason = (f"it reads its own local variables by name (locals(), vars(), eval, exec: "
+                      f"{reads_own_frame.RULE.code}) and breaks the graph, so compiled code would show it other names")
+            if args and _is_module(args[0]) and _first_parameter_is_self(self.fn):
+                return self._run_with_compiled_module(reason, type(args[0]).__name__)
+            return self._run_eagerly(reason)
         self._build.regions.on_skip = self._on_skip
         if self._build.torch_compile_would_not_break:
             # Under fullgraph carve's split passed `_fullgraph_refusal`: one graph, with at most
@@ -376,6 +378,30 @@ class CompiledFunction:
         self._impl = self.fn
         return self.fn
 
+    def _run_with_compiled_module(self, reason: str, class_name: str):
+        """A module's method carve cannot compile (transformers' `generate` reads its own frame)
+        runs as written with `self` the module compiled (`compile_module`: the same module, its
+        forward compiled), so every `self(...)` it makes, each decoding step, runs compiled, as
+        `carve.compile(model).generate(...)` would:
+
+            generate = carve.compile(model.generate)    # generate: Python; model's forward: compiled
+        """
+        if self.options.fullgraph:
+            return self._run_eagerly(reason)
+        fn, options = self.fn, self.options
+        if self._eager_reason is None:
+            log.warning("carve: running %s as written, with the %s's forward compiled (as carve.compile(model) "
+                        "would): %s", fn.__qualname__, class_name, reason)
+        self._eager_reason = reason
+
+        def with_compiled_module(module, *args, **kwargs):
+            compiled = _version(_module_views, module, options, lambda: compile_module(module, options),
+                                skip_local_definitions=False)
+            return fn(compiled, *args, **kwargs)
+
+        self._impl = with_compiled_module
+        return with_compiled_module
+
     def _on_skip(self, lines: dict) -> None:
         """Dynamo skipped a region because a break inside one of its loops was reached: those
         lines run as Python from the next call (the rebuilt partition keeps the loop Python)."""
@@ -399,6 +425,11 @@ class CompiledFunction:
 
 
 _NO_KEYWORDS: dict = {}
+
+
+def _first_parameter_is_self(fn) -> bool:
+    code = fn.__code__
+    return code.co_argcount > 0 and code.co_varnames[0] == "self"
 
 
 def _call_with_keywords(fn):
@@ -618,6 +649,9 @@ def _compiled_class_forward(cls, options: CompileOptions, wrap):
 # module -> [(options, its compiled module)], for modules called from statements that stay Python,
 # and module class -> [(options, its compiled class)].
 _nested_modules: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# module -> [(options, the module compiled as carve.compile(module) compiles it)], for a method of
+# the module run as written (CompiledFunction._run_with_compiled_module).
+_module_views: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _nested_classes: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 # function -> [(options, its carve-compiled version)], for `RegionSet.compiled` (nested frames)

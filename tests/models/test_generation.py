@@ -137,3 +137,27 @@ def test_transformers_generate_on_the_compiled_module():
     for length in (6, 9, 5):
         compiled.generate(prompt(2, length, length), **settings)
     assert (backend.graphs, dynamo_frames()) == warm, "generate re-traced"
+
+
+def test_carve_compile_of_transformers_generate_compiles_the_models_forward(caplog):
+    """`carve.compile(model.generate)`: transformers' `generate` reads its own frame (CRV023), so
+    it runs as written, with `self` the model compiled: each decoding step's forward runs in a
+    carve graph, as under `carve.compile(model).generate(...)`. Said once."""
+    import logging
+
+    torch.manual_seed(0)
+    model = gpt2().eval()
+    backend = CountingBackend()
+    generate = carve.compile(model.generate, backend=backend)
+    settings = dict(max_new_tokens=6, do_sample=False, eos_token_id=None, pad_token_id=1)
+    with caplog.at_level(logging.WARNING, logger="carve"):
+        for length in (5, 5, 8):
+            ids = prompt(2, length, length)
+            torch.testing.assert_close(generate(ids, **settings), model.generate(ids, **settings), rtol=0, atol=0)
+    from carve.runtime import cost_check
+
+    # Every step's forward ran in a graph, but the cost check's timed Python turns.
+    assert backend.graphs >= 1 and backend.calls >= 3 * settings["max_new_tokens"] - cost_check.SAMPLES
+    said = [record for record in caplog.records if "forward compiled" in record.getMessage()]
+    assert len(said) == 1 and "CRV023" in said[0].getMessage()
+    assert type(model).__name__ == "GPT2LMHeadModel" and not hasattr(model, "_carve_original_class")
