@@ -51,9 +51,11 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
 
-WARM_UP_CALLS = 4
+WARM_UP_CALLS = 20  # past the cost check's timed calls (runtime/cost_check.py) of a region called once a call
 FIRST_CALLS = 10
 COMPILED = ("torch.compile", "carve")
+# Timed in the steady state beside the three ways, not in the first-calls column.
+OTHER_PLACEMENTS = ("torch.compile on the function", "carve on the model")
 # Scripts that cannot be moved from outside: conditional_diffusion makes its model and its
 # `device = "cpu"` inside train_mnist(); time_sequence_prediction's forward makes CPU zeros;
 # the two RL scripts turn the environment's NumPy states into CPU tensors.
@@ -128,12 +130,12 @@ def _quiet() -> None:
 
 def steady_state(name: str, rounds: int, min_run_time: float, log=print, device: str = "cpu") -> ScriptResult:
     """The three ways of one script in this process, warmed up, then timed interleaved."""
-    from tests.real_scripts.harness import CASES, MODES, load, time_interleaved, unload
+    from tests.real_scripts.harness import CASES, MODES, OTHER_PLACEMENTS, load, time_interleaved, unload
 
     device = device_for(name, device)
     result = ScriptResult(name, unit=CASES[name].work_unit, device=device)
     runs = []
-    for mode in MODES:
+    for mode in MODES + OTHER_PLACEMENTS:
         try:
             run = load(CASES[name], mode, backend="inductor")
             place(run, device)
@@ -147,7 +149,7 @@ def steady_state(name: str, rounds: int, min_run_time: float, log=print, device:
     work_before = {run.mode: run.work_done for run in runs}
     result.seconds = time_interleaved(runs, rounds=rounds, min_run_time=min_run_time)
     for run in runs:
-        if run.mode in COMPILED:
+        if run.mode in COMPILED + OTHER_PLACEMENTS:
             result.graphs[run.mode] = run.graphs
             result.graph_calls[run.mode] = (run.graph_calls - counted[run.mode]) / max(1, run.work_done - work_before[run.mode])
         unload(run)
@@ -229,9 +231,10 @@ def _ms(seconds: float | None, unit: str = "call") -> str:
 def table(results: list[ScriptResult]) -> str:
     lines = [
         "| script | carve on the function / torch.compile on the model (time) | carve / eager | "
+        "torch.compile on the function / carve on the model, each / torch.compile on the model | "
         "graphs carve / torch.compile | graph calls per call carve / torch.compile | "
         f"first {FIRST_CALLS} calls carve / torch.compile / eager |",
-        "|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|",
     ]
     for result in results:
         seconds, graphs, calls, first = result.seconds, result.graphs, result.graph_calls, result.first_calls
@@ -242,9 +245,11 @@ def table(results: list[ScriptResult]) -> str:
         call_text = " / ".join(f"{calls[mode]:.0f}" if mode in calls else "-" for mode in ("carve", "torch.compile"))
         errors = "; ".join(f"{mode}: {text}" for mode, text in result.error.items())
         where = "" if result.device == "cpu" else f" ({result.device})"
+        others = " / ".join(_ratio(seconds.get(mode), seconds.get("torch.compile")) for mode in OTHER_PLACEMENTS)
         lines.append(
             f"| {result.name}{where} | {steady} | {_ratio(seconds.get('carve'), seconds.get('eager'))} "
-            f"({_ms(seconds.get('eager'), result.unit)} eager) | {graphs.get('carve', '-')} / {graphs.get('torch.compile', '-')} "
+            f"({_ms(seconds.get('eager'), result.unit)} eager) | {others} "
+            f"| {graphs.get('carve', '-')} / {graphs.get('torch.compile', '-')} "
             f"| {call_text} | {first_text} |" + (f" **{errors}**" if errors else ""))
     return "\n".join(lines)
 

@@ -8,7 +8,8 @@
     assert_same(eager, carved)        # printed output, returned values, parameters after each call
     carved.graphs                     # graphs carve compiled over the three calls
 
-The three ways (`MODES`):
+The three ways (`MODES`; bench/real_scripts.py also times `OTHER_PLACEMENTS`, torch.compile on
+the function and carve on the model):
 
 - `eager`: the script as written (scripts/, adapted only to run on synthetic data);
 - `torch.compile`: `torch.compile` on the model(s), where the script's authors put it or
@@ -54,6 +55,8 @@ from carve.testing import CountingBackend
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 PACKAGE = "tests.real_scripts.scripts"
 MODES = ("eager", "torch.compile", "carve")
+# The other two placements bench/real_scripts.py times: each compiler where the other is put.
+OTHER_PLACEMENTS = ("torch.compile on the function", "carve on the model")
 
 
 @dataclass(frozen=True)
@@ -275,8 +278,8 @@ _loads = itertools.count()
 
 def load(case: ScriptCase, mode: str, backend: str = "inductor", **carve_options: Any) -> ScriptRun:
     """A fresh copy of `case`'s script, with `mode`'s compiler placed and a counting `backend`."""
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if mode not in MODES + OTHER_PLACEMENTS:
+        raise ValueError(f"mode must be one of {MODES + OTHER_PLACEMENTS}, got {mode!r}")
     seed_everything()
     name = f"{PACKAGE}.{case.script}__run{next(_loads)}"
     spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{case.script}.py")
@@ -300,6 +303,14 @@ def load(case: ScriptCase, mode: str, backend: str = "inductor", **carve_options
         for function_name in case.outer:
             setattr(module, function_name,
                     carve.compile(getattr(module, function_name), backend=counting, **carve_options))
+    elif mode == "torch.compile on the function":
+        counting = counting_backend(backend)
+        for function_name in case.outer:
+            setattr(module, function_name, torch.compile(getattr(module, function_name), backend=counting))
+    elif mode == "carve on the model":
+        counting = counting_backend(backend)
+        for model_name in case.models:
+            setattr(module, model_name, _carve_compiled(getattr(module, model_name), counting, carve_options))
     return ScriptRun(case, mode, module, counting, printed.getvalue())
 
 
@@ -310,6 +321,14 @@ def _torch_compiled(model: Any, backend: CountingBackend) -> Any:
         model.forward = torch.compile(model.forward, backend=backend)
         return model
     return torch.compile(model, backend=backend)
+
+
+def _carve_compiled(model: Any, backend: CountingBackend, options: dict) -> Any:
+    """`carve.compile(model)`, or for a module class its forward compiled (as `_torch_compiled`)."""
+    if isinstance(model, type):
+        model.forward = carve.compile(model.forward, backend=backend, **options)
+        return model
+    return carve.compile(model, backend=backend, **options)
 
 
 def run_calls(case: ScriptCase, mode: str, calls: int, backend: str = "inductor", **carve_options: Any) -> ScriptRun:
