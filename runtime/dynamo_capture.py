@@ -38,6 +38,9 @@ _CAPTURE_CONFIG = compat.CARVE_CAPTURE
 
 
 OP_NODES = ("call_function", "call_method", "call_module")
+# A graph of this many ops or fewer is not worth Inductor's compile (a C++ build, a second or more
+# on a cold cache): it runs through aot_eager, whose kernels are the ops' own, as fast here.
+TINY_GRAPH_OPS = 2
 
 
 def count_graph_ops(gm: Any) -> int:
@@ -58,7 +61,8 @@ class GraphRecorder:
                  float_safe_backend: Callable[..., Any] | None = None,
                  eager_random_backend: Callable[..., Any] | None = None) -> None:
         self.backend = backend
-        # What compiles a graph Inductor would compile wrongly (compat.returns_symbolic_float).
+        # aot_eager: what compiles a graph Inductor would compile wrongly (compat.returns_symbolic_float)
+        # and a graph too small to be worth Inductor's compile (TINY_GRAPH_OPS).
         self.float_safe_backend = float_safe_backend or backend
         # Inductor drawing eager's random numbers (fallback_random), for graphs that draw them in
         # the compiled function's own code (compat.draws_random_outside_modules); None: as `backend`.
@@ -66,12 +70,19 @@ class GraphRecorder:
         self.compiler_name = getattr(backend, "compiler_name", type(backend).__name__)
         self.graphs: list[Any] = []
         self.ops_per_graph: list[int] = []
+        # What compiled each graph: "backend" (the user's), or "aot_eager" in its place (see __call__).
+        self.compiled_with: list[str] = []
         self.uses_inductor = uses_inductor
         self.label = label
 
     def __call__(self, gm: Any, example_inputs: list) -> Callable[..., Any]:
         backend, uses_inductor = self.backend, self.uses_inductor
-        if uses_inductor and compat.returns_symbolic_float(gm):
+        ops = count_graph_ops(gm)
+        if uses_inductor and ops <= TINY_GRAPH_OPS:
+            # `loss = loss / n`, `x.grad.zero_()`: one or two ops gain nothing from Inductor's fusion,
+            # and its compile would be most of the program's first calls.
+            backend, uses_inductor = self.float_safe_backend, False
+        elif uses_inductor and compat.returns_symbolic_float(gm):
             # torch 2.13's Inductor returns such a float as its first value on every call: the
             # same graph runs through AOT autograd without Inductor's kernels, which is exact.
             backend, uses_inductor = self.float_safe_backend, False
@@ -91,7 +102,9 @@ class GraphRecorder:
         compiled = kernel_builds.compile_graph(backend, gm, example_inputs, uses_inductor=uses_inductor,
                                                label=self.label)
         self.graphs.append(gm)
-        self.ops_per_graph.append(count_graph_ops(gm))
+        self.ops_per_graph.append(ops)
+        self.compiled_with.append("backend" if backend is self.backend else
+                                  "inductor, fallback_random" if backend is self.eager_random_backend else "aot_eager")
         return compiled
 
     def get_compiler_config(self) -> Any:
