@@ -72,6 +72,8 @@ class ExplainOutput:
     region_times: list = field(default_factory=list)
     # What to compile instead, when the time says so (see `_advice`).
     advice: list = field(default_factory=list)
+    # id(region) -> its explain_session.RegionTime (the report's region cards read it).
+    time_by_region: dict = field(default_factory=dict)
 
     def to_html(self, path) -> None:
         """Write one self-contained HTML page to `path`: each compiled function's source, every
@@ -190,7 +192,8 @@ def summarize(result, sets, region_times: dict | None = None, calls: int = 0, se
              for regions in sets for region in getattr(regions, "regions", ())
              if region_times and id(region) in region_times]
     return ExplainOutput(result, len(graphs), len(ordered), ordered, graphs, ops, guards, times, eager_runs,
-                         region_lines, kept_ordered, list(sets), calls, seconds, timed, _advice(timed))
+                         region_lines, kept_ordered, list(sets), calls, seconds, timed, _advice(timed),
+                         dict(region_times or {}))
 
 
 def _advice(timed: list) -> list[str]:

@@ -310,8 +310,9 @@ def render(output, title: str) -> str:
     if not runs:
         body.append("<p>carve compiled no function in this run: it ran as written (the <code>carve</code> "
                     "logger says why).</p>")
+    times = getattr(output, "time_by_region", {})
     for index, (run, lines) in enumerate(zip(runs, listed)):
-        body.append(_function_section(run, lines, [r.name for r in runs[:index]].count(run.name)))
+        body.append(_function_section(run, lines, [r.name for r in runs[:index]].count(run.name), times))
     body.append(_advice(output, runs, anchors))
     return page(title, "\n".join(body))
 
@@ -336,11 +337,29 @@ def _summary(output, runs: list[FunctionRun]) -> str:
     ]
     if as_python:
         items.append((as_python, "region run as Python" if as_python == 1 else "regions run as Python"))
+    items.extend(_time_split(output))
     text = "".join(f"<span><b>{escape(value)}</b> {escape(label)}</span>" for value, label in items)
     return f"<p class=\"summary\">{text}</p>\n"
 
 
-def _function_section(run: FunctionRun, lines: list[SourceLine], version: int) -> str:
+def _time_split(output) -> list[tuple[str, str]]:
+    """A `carve.explain(fn, calls=n)` run's time, compiling aside: shares in compiled code, in
+    regions run as Python, and in Python between regions."""
+    region_times = getattr(output, "region_times", [])
+    if not getattr(output, "calls", 0) or not region_times:
+        return []
+    compiling = sum(times.compiling for _, times in region_times)
+    running = max(output.seconds - compiling, 1e-12)
+    compiled = sum(times.compiled for _, times in region_times)
+    python = sum(times.python for _, times in region_times)
+    between = max(running - compiled - python, 0.0)
+    return [(f"{running * 1e3:.1f} ms", f"over {_plural(output.calls, 'call')}"),
+            (f"{100 * compiled / running:.0f}%", "in compiled code"),
+            (f"{100 * python / running:.0f}%", "in regions run as Python"),
+            (f"{100 * between / running:.0f}%", "Python between regions")]
+
+
+def _function_section(run: FunctionRun, lines: list[SourceLine], version: int, times: dict) -> str:
     where = display_path(run.filename) + (f":{lines[0].number}-{lines[-1].number}" if lines else "")
     again = f" <span class=\"muted\">(built again: version {version + 1})</span>" if version else ""
     section_id = _slug(run.name) + (f"-{version + 1}" if version else "")
@@ -352,12 +371,14 @@ def _function_section(run: FunctionRun, lines: list[SourceLine], version: int) -
                  f"<p class=\"muted\">The source of {escape(run.name)} is not available.</p>")
     if run.regions:
         parts.append("<h3>Graph regions</h3>")
-        parts.extend(_region_card(run, region) for region in run.regions)
+        parts.extend(_region_card(run, region, times.get(id(region))) for region in run.regions)
     parts.append("</section>")
     return "\n".join(parts)
 
 
-def _region_card(run: FunctionRun, region) -> str:
+def _region_card(run: FunctionRun, region, times=None) -> str:
+    """One region: who ran it and why, its graphs, compiles, FX code and guards; with `times`
+    (explain_session.RegionTime, a `carve.explain(fn, calls=n)` run), its calls and their time."""
     number = run.numbers[id(region)]
     python_reason = region_ran_as_python(region)
     if python_reason is None:
@@ -381,6 +402,10 @@ def _region_card(run: FunctionRun, region) -> str:
     ]
     parts = [f"<div class=\"card\" id=\"region-{number}\">",
              f"<h4><span class=\"swatch line-{kind}\">region {number}</span> {lines}: {escape(who)}</h4>"]
+    if times is not None and times.calls:
+        stats[:0] = [(times.calls, "call" if times.calls == 1 else "calls"),
+                     (f"{times.compiled * 1e3:.2f} ms", "in compiled code"),
+                     (f"{times.python * 1e3:.2f} ms", "as Python")]
     if compiles:
         parts.append("<p class=\"stats\">" + "".join(f"<span><b>{escape(value)}</b> {escape(label)}</span>"
                                                     for value, label in stats) + "</p>")

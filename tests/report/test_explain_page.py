@@ -123,3 +123,17 @@ def test_a_recompile_says_which_guard_failed(tmp_path):
     assert first.kinds == {"line-graph"} and "2 compiles" in first.note
     assert any(summary.startswith("Why Dynamo compiled it again (") for summary in page.summaries)
     assert any("size mismatch" in text and "expected 3, actual 5" in text for text in page.pre)
+
+
+def test_an_explain_of_several_calls_shows_each_regions_calls_and_the_time_split(tmp_path):
+    with contextlib.redirect_stdout(io.StringIO()):
+        out = carve.explain(programs.step, calls=3)(torch.randn(4, 4), torch.randn(4, 4), 3)
+    path = tmp_path / "report.html"
+    out.to_html(path)
+    text = path.read_text(encoding="utf-8")
+    assert "over 3 calls" in text and "in compiled code" in text and "Python between regions" in text
+    # Region 1 (`y = x @ w` ...) runs once per call; its card counts the three calls.
+    card = text[text.index('id="region-1"'):text.index('id="region-2"')]
+    assert "<b>3</b> calls" in card and "ms</b> in compiled code" in card
+    page = ReadPage(text)
+    assert page.row_with("y = x @ w").kinds == {"line-graph"}
