@@ -38,7 +38,7 @@ from carve.rewriters.walk import import_table, walk
 from carve.rewriters.findings import Finding, Violation
 from carve.rewriters.names import ImportTable, dotted_name
 from carve.rewriters.rules import (
-    CALL_CHECKS, CALLEE_CHECKS, IF_EXPRESSION_CHECKS, SUBSCRIPT_CHECKS, USER_CALLEE_CHECKS, rule,
+    CALL_CHECKS, CALLEE_CHECKS, IF_EXPRESSION_CHECKS, STATEMENT_CHECKS, SUBSCRIPT_CHECKS, USER_CALLEE_CHECKS, rule,
 )
 from carve.rewriters.rules import crv002_skip_frame as skip_frame
 from carve.rewriters.rules import crv005_data_dependent_branch as data_dependent_branch
@@ -245,6 +245,9 @@ class _FunctionWalker:
         for small in statement.body:
             for violation in side_effects.check_statement(small, self.ctx, self.analysis.global_names):
                 self._record(statement, self._finding(violation, small, owner=statement))
+            for check in STATEMENT_CHECKS:
+                for violation in check(small, self.ctx):
+                    self._record(statement, self._finding(violation, small, owner=statement))
             self._expressions(statement, small)
         self._forced(statement)
         return any(rule(f.code).lint_default for f in self.analysis.findings_of(statement))

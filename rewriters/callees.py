@@ -117,6 +117,9 @@ class ModuleResolver:
         self.filename = filename
         self.functions: dict[str, cst.FunctionDef] = {}
         self.disallowed: set[str] = set()
+        # Functions defined inside functions, by a name no other definition of the module has:
+        # `def to_fp16(l): ...` then `model.apply(to_fp16)` in the same function.
+        self.nested_functions: dict[str, cst.FunctionDef] = _nested_functions(module)
         self._analysing: set[str] = set()
         self._cache: dict[str, CalleeInfo | None] = {}
         self._returns: dict[str, bool] = {}
@@ -149,11 +152,17 @@ class ModuleResolver:
     def resolve(self, call: cst.Call, dotted: str | None, qualified: str | None) -> CalleeInfo | None:
         if qualified in self.disallowed or dotted in self.disallowed:
             return CalleeInfo(CalleeKind.DISALLOWED, dotted or "")
-        if dotted is None or dotted not in self.functions:
+        applied = applied_function(call)
+        if applied is not None and isinstance(applied, cst.Name):
+            # model.apply(fn): nn.Module.apply calls fn on each submodule, so fn's breaks are the call's.
+            dotted = applied.value
+            func = self.functions.get(dotted) or self.nested_functions.get(dotted)
+        else:
+            func = self.functions.get(dotted) if dotted is not None else None
+        if dotted is None or func is None:
             return None
         if dotted in self._cache:
             return self._cache[dotted]
-        func = self.functions[dotted]
         info: CalleeInfo | None
         names = {decorator_name(d, self.imports) for d in func.decorators}
         if names & DISABLE_DECORATORS:
@@ -171,3 +180,37 @@ class ModuleResolver:
             info = CalleeInfo(CalleeKind.USER_FUNCTION, dotted, findings, self.filename)
         self._cache[dotted] = info
         return info
+
+
+def applied_function(call: cst.Call) -> cst.BaseExpression | None:
+    """`fn` of `model.apply(fn)`, nn.Module.apply's one argument, when it is a name or an attribute (the
+    resolvers then look it up as a function; `Fn.apply(x)` of an autograd Function passes a tensor, which
+    they do not know as one)."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "apply" and len(call.args) == 1):
+        return None
+    argument = call.args[0]
+    if argument.keyword is not None or argument.star or not isinstance(argument.value, (cst.Name, cst.Attribute)):
+        return None
+    return argument.value
+
+
+def _nested_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
+    """The functions defined inside the module's functions, by name, for names defined once in the module."""
+    found = _Definitions()
+    module.visit(found)
+    top_level = {statement.name.value for statement in module.body if isinstance(statement, cst.FunctionDef)}
+    return {name: defs[0] for name, defs in found.nested.items() if len(defs) == 1 and name not in top_level}
+
+
+class _Definitions(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.depth = 0
+        self.nested: dict[str, list[cst.FunctionDef]] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.depth:
+            self.nested.setdefault(node.name.value, []).append(node)
+        self.depth += 1
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.depth -= 1

@@ -40,7 +40,9 @@ source alone and leaning towards precision: tensor-only vocabulary on any value 
 **`, unary `-`) on a parameter that nothing marks as a Python value (a non-tensor
 annotation; a numeric, string, bool or None default; use in `range()`, `len()`, `str()`,
 `%`, `//`, or as an index), or passing a parameter to a function that does tensor work.
-Break-prone: I/O and logging calls, tensor-to-Python conversions, `if`/`while`/conditional
+Fetching a batch from a DataLoader (`next(self.data_iter)`, `iter(train_loader)`, by the
+name) is tensor work and break-prone: its batches are tensors, and torch.compile skips its
+iterators. Break-prone: I/O and logging calls, tensor-to-Python conversions, `if`/`while`/conditional
 expressions, boolean-mask indexing, `.backward()`, `yield`, `await`, a call to a function
 marked disable.
 """
@@ -51,7 +53,9 @@ import libcst as cst
 
 from carve.rewriters.callees import DISABLE_DECORATORS, decorator_name
 from carve.rewriters.walk import walk
-from carve.rewriters.rules.crv013_disabled_callee import CLOCK_FUNCTIONS, PROGRESS_BAR_METHODS, SCHEDULER_METHODS
+from carve.rewriters.rules.crv013_disabled_callee import (
+    CLOCK_FUNCTIONS, ITERATOR_BUILTINS, PROGRESS_BAR_METHODS, SCHEDULER_METHODS, is_data_loader_name,
+)
 from carve.rewriters.names import ImportTable, dotted_name
 from carve.rewriters.op_tables import LOGGING_METHODS
 from carve.rewriters.tensors import EVIDENCE_ATTRIBUTES, TENSOR_METHODS
@@ -264,6 +268,8 @@ class _Evidence(cst.CSTVisitor):
             self.calls_parameter = True
         if self._skipped_by_torch_compile(node):
             self.break_prone = True
+        if self._fetches_batch(node):
+            self.vocabulary = self.break_prone = True
         if isinstance(func, cst.Name):
             if func.value in PYTHON_VALUE_CALLS:
                 self.python_values |= passed
@@ -277,6 +283,13 @@ class _Evidence(cst.CSTVisitor):
                 func.attr.value in BREAK_PRONE_METHODS
                 or func.attr.value in LOGGING_METHODS and isinstance(func.value, (cst.Name, cst.Attribute))):
             self.break_prone = True
+
+    @staticmethod
+    def _fetches_batch(node: cst.Call) -> bool:
+        """`next(self.data_iter)`, `iter(train_loader)`: a DataLoader's batches are tensors, and torch.compile
+        skips its iterators (CRV013)."""
+        return (isinstance(node.func, cst.Name) and node.func.value in ITERATOR_BUILTINS and len(node.args) == 1
+                and is_data_loader_name(node.args[0].value))
 
     def _skipped_by_torch_compile(self, node: cst.Call) -> bool:
         """Clock reads, scheduler steps, progress bars: what checks/skipped_calls.py reports."""

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from carve.rewriters.analysis import FunctionAnalysis, analyze_function
-from carve.rewriters.callees import CalleeInfo, CalleeKind
+from carve.rewriters.callees import CalleeInfo, CalleeKind, applied_function
 from carve.rewriters.findings import Finding, RuleFacts
 from carve.rewriters.lint.config import LintConfig
 from carve.rewriters.lint.fixes import Fix, source_lines, where_fixes
@@ -532,6 +532,7 @@ class _MethodResolver:
         self.analysing: set[int] = set(analysing or ()) | {id(func)}
         self.func = func
         self._loop_variables: dict[str, set[str]] | None = None
+        self._local_definitions: dict[str, cst.FunctionDef] | None = None
 
     def loop_variables(self) -> dict[str, set[str]]:
         """`for block in self.blocks:` -> block: the classes of the elements of self.blocks."""
@@ -551,6 +552,10 @@ class _MethodResolver:
         return cross.returns_tensor(dotted) if cross is not None else None
 
     def resolve(self, call: cst.Call, dotted: str | None, qualified: str | None) -> CalleeInfo | None:
+        applied = applied_function(call)
+        if applied is not None:
+            # model.apply(fn): nn.Module.apply calls fn on each submodule, so fn's breaks are the call's.
+            return self._applied_callee(applied)
         if dotted and "." not in dotted and self.linter.builds_parameters(dotted):
             # Block(c): a module class of this file whose __init__ builds layers (CRV025's)
             return CalleeInfo(CalleeKind.TRACEABLE, dotted, extra={"builds_parameters": dotted})
@@ -595,6 +600,42 @@ class _MethodResolver:
             info = CalleeInfo(CalleeKind.USER_FUNCTION, dotted, tuple(findings), self.linter.filename,
                               extra={"function_def": method})
         cache[id(method)] = info
+        return info
+
+    def _applied_callee(self, function: cst.BaseExpression) -> CalleeInfo | None:
+        """What `model.apply(function)` calls: a function defined in the analysed one (`def to_fp16(l): ...`
+        then `model.apply(to_fp16)`), a method (`self.apply(self._init_weights)`), or a function of this
+        file or of the linted tree, each analysed like a direct call of it."""
+        name = dotted_name(function)
+        if name is None:
+            return None
+        if self._local_definitions is None:
+            definitions = _LocalDefinitions()
+            walk(self.func.body, definitions)
+            self._local_definitions = definitions.found
+        local = self._local_definitions.get(name)
+        if local is None:
+            called = cst.Call(func=function)
+            qualified = self.linter.context.imports.resolve(function)
+            for resolver in (self, self.linter.context.static_resolver):
+                info = resolver.resolve(called, name, qualified)
+                if info is not None:
+                    return info
+            return None
+        cache = self.linter.__dict__.setdefault("_method_infos", {})
+        if id(local) in cache:
+            return cache[id(local)]
+        if id(local) in self.analysing:
+            return CalleeInfo(CalleeKind.USER_FUNCTION, name)
+        self.analysing.add(id(local))
+        try:
+            with self.linter.context.within(local):
+                findings = analyze_function(local, self.linter.context, self).findings
+        finally:
+            self.analysing.discard(id(local))
+        info = CalleeInfo(CalleeKind.USER_FUNCTION, name, tuple(findings), self.linter.filename,
+                          extra={"function_def": local})
+        cache[id(local)] = info
         return info
 
     def _instance_callee(self, call: cst.Call, dotted: str, classes: set[str]) -> CalleeInfo | None:
@@ -652,6 +693,23 @@ class _ConstructorCalls(cst.CSTVisitor):
         name = self.imports.resolve(node.func) or dotted_name(node.func)
         if name:
             self.found.add(name)
+
+
+class _LocalDefinitions(cst.CSTVisitor):
+    """The functions defined in a function's own body (not in nested classes or functions): name -> def."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, cst.FunctionDef] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.found[node.name.value] = node
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
 
 
 class _ContainerLoops(cst.CSTVisitor):

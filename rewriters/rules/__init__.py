@@ -59,6 +59,8 @@ from carve.rewriters.rules import (
     crv025_parameter_in_compiled_code,
     crv026_sparse_tensor,
     crv028_legacy_constructor,
+    crv029_data_dtype_change,
+    crv030_hook_handle_remove,
 )
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
@@ -87,12 +89,15 @@ CALL_CHECKS = (
     crv025_parameter_in_compiled_code.check_call,
     crv026_sparse_tensor.check_call,
     crv028_legacy_constructor.check_call,
+    crv030_hook_handle_remove.check_call,
     crv012_autograd_in_compiled.check_call,
     crv014_numpy_call.check_call,
     crv023_reads_own_frame.check_call,
 )
 SUBSCRIPT_CHECKS = (crv009_data_dependent_shape.check_subscript, crv004_tensor_to_python.check_subscript)
 IF_EXPRESSION_CHECKS = (crv005_data_dependent_branch.check_conditional,)
+# The checks the analysis runs on each small statement (an assignment's target and value together).
+STATEMENT_CHECKS = (crv029_data_dtype_change.check_statement,)
 # The checks the analysis runs on a call whose target a callee resolver classified (a `CalleeInfo`,
 # rewriters/callees.py), after the call checks. A marker or an I/O function the resolver recognised
 # under any name (`gb = torch._dynamo.graph_break; gb()`): where a call check already reported the
@@ -122,6 +127,7 @@ def rule(code: str) -> Rule:
 
 
 __all__ = [
-    "CALLEE_CHECKS", "CALL_CHECKS", "IF_EXPRESSION_CHECKS", "RULES", "SUBSCRIPT_CHECKS", "USER_CALLEE_CHECKS",
+    "CALLEE_CHECKS", "CALL_CHECKS", "IF_EXPRESSION_CHECKS", "RULES", "STATEMENT_CHECKS", "SUBSCRIPT_CHECKS",
+    "USER_CALLEE_CHECKS",
     "Rule", "Strategy", "Violation", "rule",
 ]

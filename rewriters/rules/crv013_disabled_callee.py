@@ -27,6 +27,7 @@ import libcst as cst
 
 from carve.rewriters.callees import CalleeInfo, CalleeKind
 from carve.rewriters.checks.context import CheckContext, method_name, method_receiver
+from carve.rewriters.names import dotted_name
 from carve.rewriters.op_tables import IO_FUNCTIONS
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
@@ -102,10 +103,10 @@ DEPRECATED_INIT_FUNCTIONS = frozenset(
 ITERATOR_BUILTINS = frozenset({"next", "iter"})
 
 
-def is_data_loader_name(node: cst.BaseExpression, ctx: CheckContext) -> bool:
+def is_data_loader_name(node: cst.BaseExpression) -> bool:
     """`train_loader`, `self.data_iter`, `dataloader`: a name that says it holds a DataLoader or an iterator
     over one (the receiver's type cannot be read from the source)."""
-    last = (ctx.dotted(node) or "").rsplit(".", 1)[-1].lower()
+    last = (dotted_name(node) or "").rsplit(".", 1)[-1].lower()
     return "loader" in last or last in ("data_iter", "dataiter", "batch_iter", "train_iter", "loader_iter")
 
 
@@ -118,7 +119,7 @@ def check_call(call: cst.Call, ctx: CheckContext):
                                    f"skips (use {name.rsplit('.', 1)[-1]}_())")
         return
     if (isinstance(call.func, cst.Name) and call.func.value in ITERATOR_BUILTINS and name in ("", call.func.value)
-            and len(call.args) == 1 and is_data_loader_name(call.args[0].value, ctx)):
+            and len(call.args) == 1 and is_data_loader_name(call.args[0].value)):
         yield Violation(RULE.code, f"{call.func.value}() of a DataLoader: torch.compile skips torch.utils.data's "
                                    "iterators")
         return

@@ -346,3 +346,91 @@ def test_the_deprecated_init_spellings_are_crv013_and_the_underscored_ones_are_n
                     init.kaiming_normal_(m.weight, mode='fan_out')
                     nn.init.xavier_uniform(m.weight)
     """) == [("CRV006", 5), ("CRV013", 7), ("CRV013", 9)]
+
+
+def test_an_assignment_to_data_that_changes_the_dtype_is_crv029_and_one_that_keeps_it_is_not():
+    """CLIP's convert_weights: `l.weight.data = l.weight.data.half()` (Dynamo: "Failed to mutate tensor
+    data attribute to different dtype"); the same assignment keeping float32 is traced."""
+    assert codes("""
+        @torch.compile
+        def convert(layer, x):
+            y = x * 2
+            layer.weight.data = layer.weight.data.half()
+            layer.bias.data = layer.bias.data.to(dtype=torch.bfloat16)
+            layer.weight.data = layer.weight.data * 2
+            layer.weight.data = layer.weight.data.float()
+            layer.weight.data = layer.weight.data.to(torch.float32)
+            half = layer.weight.data.half()
+            return y + half.sum()
+    """, select=["CRV029"]) == [("CRV029", 4), ("CRV029", 5)]
+
+
+def test_a_function_passed_to_module_apply_is_followed_as_a_call():
+    """nn.Module.apply calls its argument on each submodule: CLIP's `model.apply(_convert_weights_to_fp16)`,
+    a function defined inside the compiled one, and a module-level function or a method likewise; a
+    caller of the function that applies it has the break inside (CRV016). `Fn.apply(x)` of an autograd
+    Function is not a call of x."""
+    assert codes("""
+        def to_double(m):
+            if isinstance(m, nn.Linear):
+                m.weight.data = m.weight.data.double()
+
+        def convert(model: nn.Module):
+            def to_fp16(l):
+                if isinstance(l, nn.Linear):
+                    l.weight.data = l.weight.data.half()
+            model.apply(to_fp16)
+
+        @torch.compile
+        def build(model, x):
+            y = model(x)
+            convert(model)
+            model.apply(to_double)
+            return Scale.apply(y)
+
+        class Net(nn.Module):
+            def forward(self, x):
+                y = x + 1
+                self.apply(self._cast)
+                return y
+
+            def _cast(self, m):
+                m.weight.data = m.weight.data.half()
+
+        net = torch.compile(Net())
+    """, select=["CRV016", "CRV029"]) == [
+        ("CRV029", 3), ("CRV029", 8), ("CRV016", 9), ("CRV016", 14), ("CRV016", 15), ("CRV016", 21), ("CRV029", 25)]
+
+
+def test_removing_a_hook_through_a_kept_handle_is_crv030_and_list_remove_is_not():
+    """whisper's `for hook in self.hooks: hook.remove()` (Dynamo: "Attempted to represent unregistered
+    RemovableHandle", the frame skipped inside the loop); `list.remove(x)` takes the element."""
+    assert codes("""
+        class Inference:
+            @torch.compile
+            def cleanup(self, x, names):
+                y = x * 2
+                for hook in self.hooks:
+                    hook.remove()
+                names.remove("y")
+                return y
+    """) == [("CRV006", 5), ("CRV030", 6)]
+
+
+def test_a_method_fetching_a_batch_from_a_data_loader_is_in_the_all_scope():
+    """makemore's InfiniteDataLoader.next does no tensor arithmetic, but a DataLoader's batches are tensors
+    and its iterators are skipped by torch.compile: `--all` lints it; a plain `next()` of a list's iterator
+    is not."""
+    assert codes("""
+        class InfiniteDataLoader:
+            def next(self):
+                try:
+                    batch = next(self.data_iter)
+                except StopIteration:
+                    self.data_iter = iter(self.train_loader)
+                    batch = next(self.data_iter)
+                return batch
+
+        def first(items):
+            return next(iter(items))
+    """, all_functions=True) == [("CRV007", 3), ("CRV013", 4), ("CRV013", 6), ("CRV013", 7)]
