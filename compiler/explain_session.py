@@ -13,6 +13,7 @@ thread's regions.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -106,10 +107,14 @@ class _TimedCaller:
 
 
 def timed_caller(region: Any, caller: Callable[..., Any]) -> Callable[..., Any]:
-    """`caller`, timed per call while an explain runs (its RegionTime in the session); else
-    `caller` itself, at no cost."""
+    """`caller`, timed per call while an explain runs (its RegionTime in the session) or in a
+    program run under CARVE_REPORT=DIR (its RegionTime as `region.report_times`, which the page
+    written at exit shows); else `caller` itself, at no cost."""
     session = getattr(_current, "session", None)
-    if session is None:
+    if session is not None:
+        times = session.region_times[id(region)] = RegionTime()
+    elif os.environ.get("CARVE_REPORT"):
+        times = region.report_times = RegionTime()
+    else:
         return caller
-    times = session.region_times[id(region)] = RegionTime()
     return _TimedCaller(region, caller, times)

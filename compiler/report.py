@@ -371,7 +371,8 @@ def _function_section(run: FunctionRun, lines: list[SourceLine], version: int, t
                  f"<p class=\"muted\">The source of {escape(run.name)} is not available.</p>")
     if run.regions:
         parts.append("<h3>Graph regions</h3>")
-        parts.extend(_region_card(run, region, times.get(id(region))) for region in run.regions)
+        parts.extend(_region_card(run, region, times.get(id(region), getattr(region, "report_times", None)))
+                     for region in run.regions)
     parts.append("</section>")
     return "\n".join(parts)
 

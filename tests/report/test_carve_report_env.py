@@ -74,6 +74,10 @@ def test_a_program_writes_a_page_per_compiled_function_at_exit(tmp_path):
     assert printed.rules == ("CRV003",) and "ran 2\u00d7 as Python" in printed.note  # two calls
     assert step.row_with("for _ in range(n):").kinds == {"line-python"}
     assert "FX code of graph 1 (4 ops)" in step.summaries
+    # Each region's calls and their time: region 1 ran once per call of step.
+    text = (report_dir / "programs.step.html").read_text(encoding="utf-8")
+    card = text[text.index('id="region-1"'):text.index('id="region-2"')]
+    assert "<b>2</b> calls" in card and "ms</b> in compiled code" in card
 
     # A function carve runs as written says so on each line, with the reason.
     frame = ReadPage((report_dir / "programs.reads_its_frame.html").read_text(encoding="utf-8"))
