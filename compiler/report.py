@@ -438,8 +438,11 @@ def _region_card(run: FunctionRun, region, times=None) -> str:
 
 def _advice(output, runs: list[FunctionRun], anchors: dict) -> str:
     """What carve.explain says: each break with its rule and hint, linked to its line; the
-    regions that ran as Python and why."""
+    regions that ran as Python and why; where to compile instead, when the time says so."""
     parts = ["<section class=\"advice\"><h2>What carve says</h2>"]
+    if getattr(output, "advice", None):
+        parts.append("<h3>Where to compile</h3>\n<ul>" + "".join(f"<li>{escape(text)}</li>" for text in output.advice)
+                     + "</ul>")
     if not output.break_reasons and not output.kept_in_python:
         parts.append("<p>No graph breaks: every statement with tensor work ran in a graph.</p>")
     for heading, reasons in (("Graph breaks (torch.compile breaks here too)", output.break_reasons),
@@ -529,7 +532,10 @@ def write_function_page(regions, path):
     """Write the page of one compiled function's `regions_of`; returns its ExplainOutput."""
     from carve.explanation import summarize
 
-    output = summarize(None, [regions])
+    # The regions' calls and their time, timed under CARVE_REPORT (explain_session.timed_caller).
+    times = {id(region): region.report_times for region in getattr(regions, "regions", ())
+             if getattr(region, "report_times", None) is not None}
+    output = summarize(None, [regions], times)
     write_page(output, path, f"carve report: {regions.name}")
     return output
 

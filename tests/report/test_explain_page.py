@@ -137,3 +137,13 @@ def test_an_explain_of_several_calls_shows_each_regions_calls_and_the_time_split
     assert "<b>3</b> calls" in card and "ms</b> in compiled code" in card
     page = ReadPage(text)
     assert page.row_with("y = x @ w").kinds == {"line-graph"}
+
+
+def test_the_advice_on_where_to_compile_is_on_the_page(tmp_path):
+    advice = "only m.py:6-6 runs compiled (97% of the compiled time); the rest runs as Python."
+
+    def with_advice(out):
+        out.advice = [advice]
+
+    _, page = explain_page(tmp_path, programs.step, torch.randn(4, 4), torch.randn(4, 4), 3, before_render=with_advice)
+    assert "Where to compile" in page.text and advice in page.text
