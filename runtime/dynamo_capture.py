@@ -38,9 +38,12 @@ _CAPTURE_CONFIG = compat.CARVE_CAPTURE
 
 
 OP_NODES = ("call_function", "call_method", "call_module")
-# A graph of this many ops or fewer is not worth Inductor's compile (a C++ build, a second or more
-# on a cold cache): it runs through aot_eager, whose kernels are the ops' own, as fast here.
+# A graph of this many ops or fewer, on tensors of at most SMALL_TENSOR_ELEMENTS elements each, is
+# not worth Inductor's compile (a C++ build, a second or more on a cold cache): it runs through
+# aot_eager. On large tensors Inductor's kernel wins even for one op (a vectorised `sin` over a
+# million floats takes half aten's time), so those graphs stay Inductor's.
 TINY_GRAPH_OPS = 2
+SMALL_TENSOR_ELEMENTS = 1 << 16
 
 
 def count_graph_ops(gm: Any) -> int:
@@ -78,7 +81,7 @@ class GraphRecorder:
     def __call__(self, gm: Any, example_inputs: list) -> Callable[..., Any]:
         backend, uses_inductor = self.backend, self.uses_inductor
         ops = count_graph_ops(gm)
-        if uses_inductor and ops <= TINY_GRAPH_OPS:
+        if uses_inductor and ops <= TINY_GRAPH_OPS and _small_tensors(example_inputs):
             # `loss = loss / n`, `x.grad.zero_()`: one or two ops gain nothing from Inductor's fusion,
             # and its compile would be most of the program's first calls.
             backend, uses_inductor = self.float_safe_backend, False
@@ -115,6 +118,17 @@ class GraphRecorder:
         reset = getattr(self.backend, "reset", None)
         if reset is not None:
             reset()
+
+
+def _small_tensors(example_inputs: list) -> bool:
+    """Every tensor input has a known number of elements, at most SMALL_TENSOR_ELEMENTS (a
+    symbolic size may grow: not small)."""
+    for value in example_inputs:
+        if isinstance(value, torch.Tensor):
+            numel = value.numel()
+            if not isinstance(numel, int) or numel > SMALL_TENSOR_ELEMENTS:
+                return False
+    return True
 
 
 def _inductor_draws_eagers_random() -> bool:
