@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from carve import explain_session, report
 from carve.api import CompiledFunction, CompiledModule, compile
@@ -45,6 +46,16 @@ class BreakReason:
         for filename, line, function, source in self.user_stack[1:]:
             text += f"\n      via {filename}:{line} in {function}: {source.strip()}"
         return text + f"\n      hint: {self.hint}"
+
+
+class TimeSplit(NamedTuple):
+    """Seconds of an explain run's calls (ExplainOutput.time_split)."""
+
+    running: float      # the calls' time, compiling aside
+    compiling: float
+    compiled: float     # in compiled regions
+    python: float       # in regions run as Python
+    between: float      # Python between regions
 
 
 @dataclass
@@ -109,16 +120,24 @@ class ExplainOutput:
         return "\n".join(lines)
 
 
-    def _time_lines(self) -> list[str]:
-        """`time over 10 calls: 41.2 ms (compiling 0.90 s besides)`, the split between compiled
-        graphs, regions run as Python and Python between regions, then each region's share."""
+    def time_split(self) -> TimeSplit | None:
+        """The calls' time, compiling aside, split between compiled regions, regions run as
+        Python and Python between regions; None without timed calls (`calls=n`)."""
         if not self.calls or not self.region_times:
-            return []
+            return None
         compiling = sum(times.compiling for _, times in self.region_times)
         compiled = sum(times.compiled for _, times in self.region_times)
         python_regions = sum(times.python for _, times in self.region_times)
         running = max(self.seconds - compiling, 1e-12)
-        between = max(running - compiled - python_regions, 0.0)
+        return TimeSplit(running, compiling, compiled, python_regions, max(running - compiled - python_regions, 0.0))
+
+    def _time_lines(self) -> list[str]:
+        """`time over 10 calls: 41.2 ms (compiling 0.90 s besides)`, the split between compiled
+        graphs, regions run as Python and Python between regions, then each region's share."""
+        split = self.time_split()
+        if split is None:
+            return []
+        running, compiling, compiled, python_regions, between = split
         lines = [f"time over {self.calls} call{'s' if self.calls != 1 else ''}: {_ms(running)}"
                  + (f" (compiling {compiling:.2f} s besides)" if compiling else "")]
         for label, seconds in (("in compiled regions", compiled), ("in regions run as Python", python_regions),

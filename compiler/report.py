@@ -345,14 +345,10 @@ def _summary(output, runs: list[FunctionRun]) -> str:
 def _time_split(output) -> list[tuple[str, str]]:
     """A `carve.explain(fn, calls=n)` run's time, compiling aside: shares in compiled code, in
     regions run as Python, and in Python between regions."""
-    region_times = getattr(output, "region_times", [])
-    if not getattr(output, "calls", 0) or not region_times:
+    split = output.time_split()
+    if split is None:
         return []
-    compiling = sum(times.compiling for _, times in region_times)
-    running = max(output.seconds - compiling, 1e-12)
-    compiled = sum(times.compiled for _, times in region_times)
-    python = sum(times.python for _, times in region_times)
-    between = max(running - compiled - python, 0.0)
+    running, _, compiled, python, between = split
     return [(f"{running * 1e3:.1f} ms", f"over {_plural(output.calls, 'call')}"),
             (f"{100 * compiled / running:.0f}%", "in compiled code"),
             (f"{100 * python / running:.0f}%", "in regions run as Python"),

@@ -71,10 +71,14 @@ def recompiles_on_most_calls(compiles: int, calls: int, failed_guards: list[str]
     return len({_guard_shape(reason) for reason in failed_guards}) == 1
 
 
+def failed_guard(reason: str) -> str:
+    """`0/2: len(rewards) == 3 # r = torch.tensor(rewards) # f.py:5 in f` -> `len(rewards) == 3`"""
+    return reason.split(" # ")[0].split(": ", 1)[-1]
+
+
 def _guard_shape(reason: str) -> str:
-    """`0/2: len(rewards) == 3 # r = torch.tensor(rewards) # f.py:5 in f` -> `len(rewards) == #`"""
-    guard = reason.split(" # ")[0].split(": ", 1)[-1]
-    return re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "#", guard)
+    """`0/2: len(rewards) == 3 # ...` -> `len(rewards) == #`: the guard, whatever value it held."""
+    return re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "#", failed_guard(reason))
 
 
 def break_mode(fullgraph: bool) -> str:
@@ -98,4 +102,4 @@ def break_raises(fullgraph: bool = False) -> bool:
 
 
 __all__ = ["CapturePath", "DYNAMO", "EAGER", "FULLGRAPH", "ERROR", "PERMISSIVE", "region_path", "break_mode",
-           "break_raises", "recompiles_on_most_calls", "CHURN_COMPILES"]
+           "break_raises", "recompiles_on_most_calls", "failed_guard", "CHURN_COMPILES"]

@@ -246,8 +246,7 @@ class GraphRegion:
         failed = capture.describe_recompiles()
         if not capture_policy.recompiles_on_most_calls(capture.compiles, self._calls, failed):
             return
-        # "0/0: len(rewards) == 1 # r = torch.tensor(rewards) # file:5 in ...": the guard itself
-        failed = [reason.split(" # ")[0].split(": ", 1)[-1] for reason in failed]
+        failed = [capture_policy.failed_guard(reason) for reason in failed]
         self._steady, self.eager = False, True
         self.eager_reason = (f"compiled {capture.compiles} times in {self._calls} calls (last guard that failed: "
                              f"{failed[-1] if failed else 'unknown'}); Python costs less than a compile per call")
