@@ -54,3 +54,8 @@ RANDOM_OPS = frozenset({
 # Dropouts draw only in training mode: their `training` argument (third, or by keyword).
 DROPOUT_OPS = frozenset({"dropout", "dropout_", "alpha_dropout", "feature_alpha_dropout", "feature_dropout",
                          "dropout1d", "dropout2d", "dropout3d"})
+
+
+def op_name(target: object) -> str:
+    """An FX node's target as the tables name it: `"sin"` for a method name, `torch.sin`, `aten.sin`."""
+    return target if isinstance(target, str) else getattr(target, "__name__", "") or ""

@@ -121,9 +121,7 @@ def draws_random_outside_modules(gm: torch.fx.GraphModule) -> bool:
     training loop; a dropout layer's draw has the layer in its `nn_module_stack`)."""
     for node in gm.graph.nodes:
         if node.op in ("call_function", "call_method") and not node.meta.get("nn_module_stack"):
-            target = node.target
-            name = target if isinstance(target, str) else getattr(target, "__name__", "")
-            if name in op_tables.RANDOM_OPS:
+            if op_tables.op_name(node.target) in op_tables.RANDOM_OPS:
                 return True
     return False
 

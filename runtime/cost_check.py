@@ -48,10 +48,6 @@ SLOWER = 1.10
 TIMED_UNDER = 1e-3
 
 
-def _op_name(target: object) -> str:
-    return target if isinstance(target, str) else getattr(target, "__name__", "") or ""
-
-
 def draws_random(graphs: list) -> bool:
     """Whether any of the FX graphs, or a graph nested in one (a layer compiled once), calls an op
     that draws random numbers (a dropout only when it trains: an eval-mode dropout is the identity)."""
@@ -61,7 +57,7 @@ def draws_random(graphs: list) -> bool:
         for node in graph.nodes if graph is not None else ():
             if node.op not in ("call_function", "call_method"):
                 continue
-            name = _op_name(node.target)
+            name = op_tables.op_name(node.target)
             if name in op_tables.RANDOM_OPS:
                 return True
             if name in op_tables.DROPOUT_OPS:
