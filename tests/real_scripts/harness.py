@@ -63,13 +63,19 @@ OTHER_PLACEMENTS = ("torch.compile on the function", "carve on the model")
 class ScriptCase:
     """One script: where it comes from, what each compiler wraps, what one call runs.
 
-    `outer`: the module's functions `carve.compile` wraps (the ones holding the breaks);
+    `outer`: the module's functions `carve.compile` wraps (the ones holding the breaks; a dotted
+    name such as "trainer.run" is an attribute of a module global, a bound method here);
     `models`: module globals `torch.compile` wraps (a module, or a module class whose
-    instances are compiled as they are made); `setup(module)` runs after the module loads
+    instances are compiled as they are made; dotted names as for `outer`, and a model named
+    twice, as "model" and "trainer.model", is compiled once and both names get the compiled
+    one); `setup(module)` runs after the module loads
     (it may bind globals the call needs); `call(module, index)` is one call of the outer
     function(s), `index` counting from 0; `state(module, returned)` is what is compared with
     eager after each call besides the printed output and the returned value (parameters and
-    buffers, by name)."""
+    buffers, by name).
+
+    `held_out`: in the independent set (`HELD_OUT`), scripts added to check carve after it was
+    tuned on the others, and measured before anything was changed because of them."""
 
     name: str
     script: str
@@ -87,6 +93,7 @@ class ScriptCase:
     # not charged for them. None: every call does the same work.
     work: Callable[[types.ModuleType], int] | None = None
     work_unit: str = "call"
+    held_out: bool = False
 
 
 def module_state(*names: str) -> Callable[[types.ModuleType, Any], dict[str, torch.Tensor]]:
@@ -101,6 +108,20 @@ def module_state(*names: str) -> Callable[[types.ModuleType, Any], dict[str, tor
 
 def _original(model: torch.nn.Module) -> torch.nn.Module:
     return getattr(model, "_orig_mod", model)
+
+
+def resolve(module: types.ModuleType, dotted: str) -> Any:
+    """`module.a.b` for "a.b"."""
+    value: Any = module
+    for part in dotted.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def rebind(module: types.ModuleType, dotted: str, value: Any) -> None:
+    """`module.a.b = value` for "a.b"."""
+    owner, _, name = dotted.rpartition(".")
+    setattr(resolve(module, owner) if owner else module, name, value)
 
 
 # -- the scripts ------------------------------------------------------------------------------
@@ -137,6 +158,36 @@ def _seq2seq_call(module: types.ModuleType, index: int) -> Any:
 def _diffusion_state(module: types.ModuleType, returned: Any) -> dict[str, torch.Tensor]:
     ddpm, _, _ = returned
     return {f"ddpm.{key}": value for key, value in _original(ddpm).state_dict().items()}
+
+
+# The independent (held-out) set's calls.
+
+
+def _vae_call(module: types.ModuleType, index: int) -> Any:
+    module.train(index + 1)
+    module.test(index + 1)
+
+
+def _super_resolution_call(module: types.ModuleType, index: int) -> Any:
+    module.train(index + 1)
+    module.test()
+
+
+def _regression_call(module: types.ModuleType, index: int) -> Any:
+    """A fresh initialisation of the model, then the script's loop until its stop criterion (loss < 1e-3):
+    each call trains from scratch, as a run of the script does (a few hundred batches)."""
+    _original(module.fc).reset_parameters()
+    module.main()
+
+
+def _mingpt_setup(module: types.ModuleType) -> None:
+    """The trainer's module (mingpt_trainer.py, imported once) reads the clock for `iter_dt`, which the
+    callback prints: give it a ticking clock too."""
+    sys.modules[module.Trainer.__module__].time = TickingClock()
+
+
+def _glue_call(module: types.ModuleType, index: int) -> Any:
+    return module.train(module.args, module.train_dataset, module.model, module.tokenizer)
 
 
 CASES: dict[str, ScriptCase] = {case.name: case for case in [
@@ -187,7 +238,43 @@ CASES: dict[str, ScriptCase] = {case.name: case for case in [
         state=_diffusion_state,
         what="DDPM training run: model built in the function, loss_ema = 0.95 * loss_ema + 0.05 * loss.item(), "
              "guided sampling"),
+    # -- the independent set: not used to tune carve, measured before anything changed because of them --
+    ScriptCase(
+        "vae", "vae", "pytorch/examples vae/main.py", "BSD-3-Clause",
+        outer=("train", "test"), models=("model",), call=_vae_call, state=module_state("model"), held_out=True,
+        what="VAE train + test epoch (4 and 2 batches of 16): Adam, train_loss += loss.item(), logging, "
+             "reparameterisation noise, a reconstruction grid for save_image"),
+    ScriptCase(
+        "super_resolution", "super_resolution", "pytorch/examples super_resolution/main.py + model.py",
+        "BSD-3-Clause", outer=("train", "test"), models=("model",), call=_super_resolution_call,
+        state=module_state("model"), held_out=True,
+        what="sub-pixel CNN train + test epoch (4 and 2 batches of 4): a print with loss.item() per batch, "
+             "PSNR by math.log10(1 / mse.item())"),
+    ScriptCase(
+        "regression", "regression", "pytorch/examples regression/main.py", "BSD-3-Clause",
+        outer=("main",), models=("fc",), call=_regression_call, state=module_state("fc"), held_out=True,
+        what="polynomial fit from a fresh initialisation until loss < 1e-3: an unbounded loop over count(1), "
+             "loss.item() and break, manual SGD by p.data.add_, b_target.item() in every batch"),
+    ScriptCase(
+        "mingpt_adder", "mingpt_adder", "karpathy/minGPT projects/adder/adder.py + mingpt/{trainer,model,utils}.py",
+        "MIT", outer=("trainer.run",), models=("model", "trainer.model"), setup=_mingpt_setup,
+        call=lambda module, index: module.trainer.run(), state=module_state("model"), held_out=True,
+        what="minGPT Trainer.run (8 iterations): a while True loop with next(data_iter), clipping, AdamW, an "
+             "on_batch_end callback that prints loss.item() and evaluates by greedy generate() (no_grad, "
+             "per-example Python loop over the results)"),
+    ScriptCase(
+        "wgan_gp", "wgan_gp", "eriklindernoren/PyTorch-GAN implementations/wgan_gp/wgan_gp.py", "MIT",
+        outer=("train",), models=("generator", "discriminator"), call=lambda module, index: module.train(),
+        state=module_state("generator", "discriminator"), held_out=True,
+        what="WGAN-GP epoch (6 batches of 8): gradient penalty by autograd.grad(create_graph=True) (double "
+             "backward), NumPy noise through torch.FloatTensor, a generator step every n_critic=5 batches"),
+    ScriptCase(
+        "glue_finetune", "glue_finetune", "huggingface/transformers examples/run_glue.py (2.x)", "Apache-2.0",
+        outer=("train",), models=("model",), call=_glue_call, state=module_state("model"), held_out=True,
+        what="BERT fine-tuning run (tiny random BertForSequenceClassification, 4 batches of 4): gradient "
+             "accumulation over 2, clipping, AdamW, linear schedule, tr_loss += loss.item(), json logging"),
 ]}
+HELD_OUT = tuple(name for name, case in CASES.items() if case.held_out)  # the independent set
 
 
 # -- running a script one way ------------------------------------------------------------------
@@ -296,22 +383,31 @@ def load(case: ScriptCase, mode: str, backend: str = "inductor", **carve_options
     counting = None
     if mode == "torch.compile":
         counting = counting_backend(backend)
-        for model_name in case.models:
-            setattr(module, model_name, _torch_compiled(getattr(module, model_name), counting))
+        _compile_models(module, case.models, lambda model: _torch_compiled(model, counting))
     elif mode == "carve":
         counting = counting_backend(backend)
         for function_name in case.outer:
-            setattr(module, function_name,
-                    carve.compile(getattr(module, function_name), backend=counting, **carve_options))
+            rebind(module, function_name,
+                   carve.compile(resolve(module, function_name), backend=counting, **carve_options))
     elif mode == "torch.compile on the function":
         counting = counting_backend(backend)
         for function_name in case.outer:
-            setattr(module, function_name, torch.compile(getattr(module, function_name), backend=counting))
+            rebind(module, function_name, torch.compile(resolve(module, function_name), backend=counting))
     elif mode == "carve on the model":
         counting = counting_backend(backend)
-        for model_name in case.models:
-            setattr(module, model_name, _carve_compiled(getattr(module, model_name), counting, carve_options))
+        _compile_models(module, case.models, lambda model: _carve_compiled(model, counting, carve_options))
     return ScriptRun(case, mode, module, counting, printed.getvalue())
+
+
+def _compile_models(module: types.ModuleType, names: tuple[str, ...], compile_model: Callable[[Any], Any]) -> None:
+    """Each model of `names` compiled once (a model named twice, "model" and "trainer.model", gets one
+    compiled version under both names)."""
+    compiled: dict[int, Any] = {}
+    for name in names:
+        model = resolve(module, name)
+        if id(model) not in compiled:
+            compiled[id(model)] = compile_model(model)
+        rebind(module, name, compiled[id(model)])
 
 
 def _torch_compiled(model: Any, backend: CountingBackend) -> Any:

@@ -7,20 +7,50 @@ graph breaks (harness.py says which, and what one call runs), three calls each, 
 each call equal eager's. The graphs carve compiled are reported in the terminal summary.
 One case runs nanoGPT's training loop under Inductor.
 
+The scripts of harness.HELD_OUT are the independent set: added after carve was tuned on the
+others, and tested here as they came. Where carve fails one (a crash or a different result), the
+test is an expected failure (strict: it fails once carve is fixed, so the mark must go) with the
+reason found; the test itself is the same as for every other script.
+
 bench/real_scripts.py times the same scripts against torch.compile on the model.
 """
 
 from __future__ import annotations
 
 import pytest
+import torch
 
 from tests.real_scripts.conftest import GRAPHS
-from tests.real_scripts.harness import CASES, assert_same, run_calls, unload
+from tests.real_scripts.harness import CASES, HELD_OUT, assert_same, run_calls, unload
 
 CALLS = 3
 
+# Independent-set scripts carve does not yet run as eager does: why (docs/real_scripts.md), and the error raised.
+KNOWN_FAILURES = {
+    "wgan_gp": "RuntimeError: torch.compile with aot_autograd does not currently support double backward: the "
+               "gradient penalty's autograd.grad(create_graph=True) differentiates the discriminator call that "
+               "carve compiled in a region, and d_loss.backward() differentiates it again (torch.compile on the "
+               "discriminator fails the same way)",
+    "mingpt_adder": "InternalTorchDynamoError (ValueError: Unknown format code 'f' for object of type 'str') on the "
+                    "second call: the region `self.trigger_callbacks('on_batch_end')` inlines the callback, whose "
+                    "f-string formats trainer.iter_dt (a float Dynamo made dynamic) with :.2f before the .item() "
+                    "graph break; Dynamo's own error, raised out of carve's region instead of running it as Python",
+}
+KNOWN_FAILURE_ERRORS = {"wgan_gp": RuntimeError, "mingpt_adder": torch._dynamo.exc.InternalTorchDynamoError}
+
+
 def cases() -> list:
-    return [pytest.param(name, id=name) for name in sorted(CASES)]
+    return [pytest.param(name, id=name, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_FAILURES[name],
+                                                                 raises=KNOWN_FAILURE_ERRORS[name])]
+                         if name in KNOWN_FAILURES else []) for name in sorted(CASES)]
+
+
+def test_the_independent_set_is_registered():
+    """At least five held-out scripts, each with its source and licence."""
+    assert len(HELD_OUT) >= 5
+    assert set(KNOWN_FAILURES) <= set(HELD_OUT)
+    for name in HELD_OUT:
+        assert CASES[name].source and CASES[name].licence and CASES[name].what
 
 
 @pytest.mark.parametrize("name", cases())
