@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/real_scripts.py                 # every script: steady state, then first 10 calls
     .venv/bin/python bench/real_scripts.py nanogpt mnist   # some scripts
+    .venv/bin/python bench/real_scripts.py --held-out      # the independent set only (harness.HELD_OUT)
     .venv/bin/python bench/real_scripts.py --no-first-calls
     .venv/bin/python bench/real_scripts.py --first-calls nanogpt carve   # one fresh-process measurement
 
@@ -228,6 +229,13 @@ def _ms(seconds: float | None, unit: str = "call") -> str:
     return f"{seconds * 1e3:.1f} ms{per}" if seconds >= 1e-3 else f"{seconds * 1e6:.0f} us{per}"
 
 
+def _row_name(name: str) -> str:
+    """The script's name; "(held out)" after a script of the independent set when tables mix the two."""
+    from tests.real_scripts.harness import CASES
+
+    return f"{name} (held out)" if name in CASES and CASES[name].held_out else name
+
+
 def table(results: list[ScriptResult]) -> str:
     lines = [
         "| script | carve on the function / torch.compile on the model (time) | carve / eager | "
@@ -247,7 +255,7 @@ def table(results: list[ScriptResult]) -> str:
         where = "" if result.device == "cpu" else f" ({result.device})"
         others = " / ".join(_ratio(seconds.get(mode), seconds.get("torch.compile")) for mode in OTHER_PLACEMENTS)
         lines.append(
-            f"| {result.name}{where} | {steady} | {_ratio(seconds.get('carve'), seconds.get('eager'))} "
+            f"| {_row_name(result.name)}{where} | {steady} | {_ratio(seconds.get('carve'), seconds.get('eager'))} "
             f"({_ms(seconds.get('eager'), result.unit)} eager) | {others} "
             f"| {graphs.get('carve', '-')} / {graphs.get('torch.compile', '-')} "
             f"| {call_text} | {first_text} |" + (f" **{errors}**" if errors else ""))
@@ -280,6 +288,8 @@ def main(argv=None) -> int:
     parser.add_argument("scripts", nargs="*", help="script names (default: all)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--min-run-time", type=float, default=1.0)
+    parser.add_argument("--held-out", action="store_true",
+                        help="the independent set (tests/real_scripts/harness.py HELD_OUT), after any scripts named")
     parser.add_argument("--no-first-calls", action="store_true", help="skip the fresh-process first-calls column")
     parser.add_argument("--first-calls", nargs=2, metavar=("SCRIPT", "MODE"),
                         help="(internal) measure one script's first calls in this process, print JSON")
@@ -293,7 +303,12 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(1)  # as `make bench` (bench/run.py --threads)
     started = time.time()
-    results = run(args.scripts or None, rounds=args.rounds, min_run_time=args.min_run_time,
+    names = list(args.scripts)
+    if args.held_out:
+        from tests.real_scripts.harness import HELD_OUT
+
+        names += [name for name in HELD_OUT if name not in names]
+    results = run(names or None, rounds=args.rounds, min_run_time=args.min_run_time,
                   with_first_calls=not args.no_first_calls, log=lambda text: print(text, file=sys.stderr, flush=True),
                   device=device)
     print(section(results))
