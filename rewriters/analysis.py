@@ -129,6 +129,11 @@ class FunctionAnalysis:
 class ModuleContext:
     """A parsed module with the metadata every function analysis of it shares."""
 
+    # Whether the functions analysed are traced as under fullgraph=True, where torch.compile gives
+    # `nonzero` an unbacked size (CheckContext.dynamic_output_sizes_traced): carve's compiler asks so;
+    # `carve lint` asks for a function compiled without fullgraph, where it is a break.
+    dynamic_output_sizes_traced = True
+
     def __init__(self, module: cst.Module, filename: str = "<unknown>", line_offset: int = 0) -> None:
         self.module = module
         self.filename = filename
@@ -177,7 +182,8 @@ def analyze_function(
                 return answer
         return False
 
-    ctx = CheckContext(module.imports, TensorInference(func, module.imports, returns_tensor if oracles else None))
+    ctx = CheckContext(module.imports, TensorInference(func, module.imports, returns_tensor if oracles else None),
+                       module.dynamic_output_sizes_traced)
     walker = _FunctionWalker(analysis, module, ctx, resolver, forced_breaks or {})
     walker.run()
     analysis.findings.sort(key=lambda f: (f.line, f.column, f.code))

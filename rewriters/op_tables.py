@@ -25,7 +25,8 @@ CONVERTING_BUILTINS = frozenset({"int", "float", "bool", "complex", "str", "repr
 DATA_DEPENDENT_SHAPE_METHODS = frozenset({"unique", "unique_consecutive", "masked_select", "bincount"})
 DATA_DEPENDENT_SHAPE_FUNCTIONS = frozenset(
     {f"torch.{name}" for name in DATA_DEPENDENT_SHAPE_METHODS} | {"torch.repeat_interleave"})
-# torch.compile 2.13 gives these an unbacked output size instead of breaking the graph.
+# torch.compile 2.13 gives these an unbacked output size under fullgraph=True, and breaks the graph on
+# them without it ("Dynamic shape operator").
 UNBACKED_SIZE_METHODS = frozenset({"nonzero", "argwhere"})
 UNBACKED_SIZE_FUNCTIONS = frozenset({f"torch.{name}" for name in UNBACKED_SIZE_METHODS})
 

@@ -2,7 +2,7 @@
 
     x.sum().item()              method_name: "item"; method_receiver: `x.sum()`
     np.zeros(3).tolist()        receiver_is_numpy: True (a NumPy array, not a tensor)
-    torch.nonzero(x)            has_unbacked_output_size: True (torch.compile traces it, carve does not)
+    torch.nonzero(x)            has_unbacked_output_size: True (traced under fullgraph=True, a break without)
 
 The checks themselves are in `carve.rewriters.rules`, one rule per module.
 """
@@ -31,6 +31,11 @@ TRACED_WARNING_FUNCTIONS = frozenset({"warnings.warn"})
 class CheckContext:
     imports: ImportTable
     tensors: TensorInference
+    # Whether the code is traced as under `fullgraph=True`, where torch.compile 2.13 gives `nonzero` and
+    # `argwhere` an unbacked output size (CRV021: carve's compiler asks this way, its graphs never hold
+    # them); without fullgraph Dynamo ends the graph there ("Dynamic shape operator", CRV009), which is
+    # what `carve lint` asks of a function compiled without it.
+    dynamic_output_sizes_traced: bool = True
 
     def qualified(self, node: cst.BaseExpression) -> str | None:
         """`torch._dynamo.graph_break` for `dynamo.graph_break` after `import torch._dynamo as dynamo`."""
@@ -57,6 +62,7 @@ def receiver_is_numpy(call: cst.Call, ctx: CheckContext) -> bool:
 
 
 def has_unbacked_output_size(call: cst.Call, ctx: CheckContext) -> bool:
-    """`torch.nonzero(x)`, `x.argwhere()`: a data-dependent size torch.compile 2.13 traces as unbacked."""
+    """`torch.nonzero(x)`, `x.argwhere()`: a data-dependent size torch.compile 2.13 traces as unbacked under
+    fullgraph=True (and breaks on without it)."""
     return ctx.qualified(call.func) in UNBACKED_SIZE_FUNCTIONS or (
         method_name(call) in UNBACKED_SIZE_METHODS and not receiver_is_numpy(call, ctx))

@@ -271,8 +271,14 @@ class _FileLinter:
         (`--all`). Either way its own frame is what Dynamo compiles, so its breaks before any tensor
         operation split no graph (CRV027)."""
         resolver = _MethodResolver(self, func)
+        fullgraph = (compiled or as_compiled) and _compiled_with_fullgraph(func, self.context.imports)
         with self.context.within(func):
-            analysis = analyze_function(func, self.context, resolver)
+            # Under fullgraph=True torch.compile traces `nonzero` (CRV021); without it, a break (CRV009).
+            self.context.dynamic_output_sizes_traced = fullgraph
+            try:
+                analysis = analyze_function(func, self.context, resolver)
+            finally:
+                self.context.dynamic_output_sizes_traced = False
             self.analyses[id(func)] = analysis
             fixes: dict[int, Fix] = {}
             if self.want_fixes or data_dependent_branch.RULE.code in self.enabled:

@@ -107,7 +107,12 @@ class _StatementMap:
 
 
 class LintModuleContext(ModuleContext):
-    """A ModuleContext whose node positions are generated one statement at a time, on demand."""
+    """A ModuleContext whose node positions are generated one statement at a time, on demand.
+
+    `carve lint` asks where torch.compile breaks a function compiled without fullgraph=True (the
+    driver says so for one compiled with it), where `nonzero` ends the graph."""
+
+    dynamic_output_sizes_traced = False
 
     def __init__(self, module: cst.Module, filename: str, source: str | bytes, line_offset: int = 0, imports=None) -> None:
         """`line_offset` and `imports`: for a piece of a file parsed alone (a function followed from

@@ -4,7 +4,9 @@
     keep = x.abs().sum(-1) > 0
     kept = x[keep]                  # CRV009: a name that only ever holds a mask
     u = torch.unique(x)             # CRV009
-    idx = x.nonzero()               # not CRV009: torch.compile traces it with an unbacked size (CRV021)
+    idx = x.nonzero()               # CRV009 without fullgraph=True ("Dynamic shape operator"); CRV021 under it
+    r = torch.repeat_interleave(x, counts)     # CRV009: repeats given by a tensor
+    r = torch.repeat_interleave(x, n, dim=0)   # not flagged: a Python int repeats gives a known shape
     x[x < 0] = 0                    # not flagged: a masked store keeps x's shape
 
 A fixed-shape formulation keeps one graph:
@@ -26,30 +28,55 @@ RULE = Rule(
     "shape depends on the data; torch.compile breaks the graph there unless capture_dynamic_output_shape_ops is set.",
     "Use a fixed-shape formulation (torch.where, multiplication by a mask) where possible.",
     Strategy.REWRITE,
-    what="Flags `unique`, `unique_consecutive`, `masked_select`, `bincount`, `repeat_interleave` and one-argument "
-         "`torch.where(cond)` calls, and indexing a tensor with a boolean mask (`x[x > 0]`).",
+    what="Flags `nonzero` and `argwhere` in code not compiled with `fullgraph=True` (under it torch.compile "
+         "traces them with an unbacked size: CRV021), `unique`, `unique_consecutive`, `masked_select`, `bincount` and one-argument "
+         "`torch.where(cond)` calls, `repeat_interleave` given its repeats as a tensor (a Python int, "
+         "`x.shape[1]` or `self.num_heads`, gives a shape known from the input's), and indexing a tensor with a "
+         "boolean mask (`x[x > 0]`).",
     why="A graph is built for known shapes; the size of these outputs is known only once the data is, so the "
         "graph ends at the op and everything after it is a new graph, recompiled for each new size.",
     bad_example="return x[x > 0].sum()",
     good_example="return torch.where(x > 0, x, 0).sum()",
     known_problems="A mask is recognised from comparisons of tensors (and `~`, `&`, `|` of them) and from names "
                    "every assignment of which is one: a mask returned by a helper (`x[make_mask(x)]`) is missed. "
-                   "Method names are matched on any receiver that is not visibly NumPy.",
+                   "Method names are matched on any receiver that is not visibly NumPy. `repeat_interleave`'s "
+                   "repeats count as a tensor only where the analysis can tell they are one: repeats returned by a "
+                   "function it cannot read are missed.",
     fix_safety="No automatic fix: the fixed-shape formulation changes the result's shape. The compiler runs "
                "the statement eagerly between two graphs.",
 )
 
 
 def check_call(call: cst.Call, ctx: CheckContext):
-    if has_unbacked_output_size(call, ctx):
-        return  # traced by torch.compile: CRV021's
     name = ctx.qualified(call.func)
-    if name in DATA_DEPENDENT_SHAPE_FUNCTIONS:
+    if has_unbacked_output_size(call, ctx):
+        if ctx.dynamic_output_sizes_traced:
+            return  # under fullgraph=True torch.compile traces it with an unbacked size: CRV021's
+        # without fullgraph torch.compile 2.13 ends the graph there ("Dynamic shape operator")
+        yield Violation(RULE.code, f"{ctx.dotted(call.func) or f'.{method_name(call)}'}() has a data-dependent output shape")
+    elif name == "torch.repeat_interleave" or (method_name(call) == "repeat_interleave" and not receiver_is_numpy(call, ctx)):
+        if _repeats_from_a_tensor(call, ctx, method=name != "torch.repeat_interleave"):
+            yield Violation(RULE.code, f"{ctx.dotted(call.func)}() with repeats given by a tensor has a data-dependent "
+                                       "output shape")
+    elif name in DATA_DEPENDENT_SHAPE_FUNCTIONS:
         yield Violation(RULE.code, f"{ctx.dotted(call.func)}() has a data-dependent output shape")
     elif name == "torch.where" and len(call.args) == 1:
         yield Violation(RULE.code, "torch.where(condition) with one argument has a data-dependent output shape")
     elif method_name(call) in DATA_DEPENDENT_SHAPE_METHODS and not receiver_is_numpy(call, ctx):
         yield Violation(RULE.code, f".{method_name(call)}() has a data-dependent output shape")
+
+
+def _repeats_from_a_tensor(call: cst.Call, ctx: CheckContext, method: bool) -> bool:
+    """`torch.repeat_interleave(x, counts)`, `x.repeat_interleave(counts)` with `counts` a tensor, or
+    `torch.repeat_interleave(counts)` (each index repeated its count): the output's length is a sum of
+    tensor values. A Python int (`x.shape[1]`, `self.num_heads`) repeats every element alike."""
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    repeats_position = 0 if method else 1
+    if not method and len(positional) == 1 and "repeats" not in keywords:
+        return True  # the one-argument form: its argument is the repeats tensor
+    repeats = positional[repeats_position] if len(positional) > repeats_position else keywords.get("repeats")
+    return repeats is not None and ctx.tensors.is_tensor(repeats)
 
 
 def check_subscript(node: cst.Subscript, ctx: CheckContext):

@@ -1,7 +1,7 @@
 """CRV021: what torch.compile 2.13 traces without a break, but carve runs eagerly.
 
     arr = x.numpy()                 # CRV021: torch.compile traces it (trace_numpy)
-    idx = x.nonzero()               # CRV021: torch.compile gives it an unbacked size
+    idx = x.nonzero()               # CRV021 under fullgraph=True: torch.compile gives it an unbacked size
     warnings.warn("slow path")      # CRV021: torch.compile handles it itself
     a = np.zeros(3).nonzero()       # not flagged: a NumPy array, not a tensor
 
@@ -26,12 +26,14 @@ from carve.rewriters.rules._rule import Rule, Strategy, Violation
 RULE = Rule(
     "CRV021", "eager-in-carve-only", "run eagerly by carve, traced by torch.compile",
     "torch.compile 2.13 traces this without a graph break (`.numpy()` through trace_numpy, "
-    "`nonzero`/`argwhere`/`repeat_interleave` with unbacked sizes, `warnings.warn`), but carve's graphs "
+    "`nonzero`/`argwhere` with unbacked sizes under fullgraph=True, `warnings.warn`), but carve's graphs "
     "cannot hold it: carve runs the statement eagerly and compiles the code around it.",
     "Nothing to do for torch.compile; for carve, keep such statements together or move them out of hot loops "
     "(under fullgraph=True, out of the compiled function).",
     Strategy.REWRITE, breaks_torch_compile=False, lint_default=False, resumable_in_branch=True,
-    what="Flags `.numpy()` of a tensor, `nonzero` / `argwhere` (as functions or methods) and `warnings.warn`.",
+    what="Flags `.numpy()` of a tensor, `nonzero` / `argwhere` (as functions or methods) where the code is traced "
+         "as under `fullgraph=True` (carve's compiler; in `carve lint`, a function compiled with it: without it "
+         "torch.compile breaks there, CRV009) and `warnings.warn`.",
     why="torch.compile keeps one graph here, but carve's graphs hold only operations with static output shapes "
         "and no Python effects, so carve splits its graph at the statement: a difference between the two "
         "compilers, not a break to fix for torch.compile.",
@@ -56,5 +58,5 @@ def check_traced_conversion(call: cst.Call, ctx: CheckContext):
 
 
 def check_unbacked_size(call: cst.Call, ctx: CheckContext):
-    if has_unbacked_output_size(call, ctx):
+    if ctx.dynamic_output_sizes_traced and has_unbacked_output_size(call, ctx):
         yield Violation(RULE.code, f"{ctx.dotted(call.func) or f'.{method_name(call)}'}() has a data-dependent output shape (traced by torch.compile, eager in carve)")
