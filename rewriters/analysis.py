@@ -48,6 +48,7 @@ from carve.rewriters.rules import crv008_break_in_with as break_in_with
 from carve.rewriters.rules import crv010_generator as generator_rule
 from carve.rewriters.rules import crv011_async as async_rule
 from carve.rewriters.rules import crv012_autograd_in_compiled as autograd_rule
+from carve.rewriters.rules import crv013_disabled_callee as disabled_callee
 from carve.rewriters.rules import crv019_python_side_effect as side_effects
 from carve.rewriters.rules import crv022_handler_misses_graph_error as handler_misses_graph_error
 from carve.rewriters.scopes import OwnScopeVisitor
@@ -284,6 +285,8 @@ class _FunctionWalker:
                     self._record(statement, self._finding(violation, test, owner=statement))
         elif isinstance(statement, cst.For):
             self._expressions(statement, statement.iter)
+            for violation in disabled_callee.check_iteration(statement.iter, self.ctx):
+                self._record(statement, self._finding(violation, statement.iter, owner=statement))
         elif isinstance(statement, cst.With):
             for item in statement.items:
                 self._expressions(statement, item.item)

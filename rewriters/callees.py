@@ -128,6 +128,8 @@ class ModuleResolver:
         for statement in module.body:
             if isinstance(statement, cst.FunctionDef):
                 self.functions[statement.name.value] = statement
+                for alias in imports.self_aliases:  # `d2l.accuracy` where `d2l = sys.modules[__name__]`
+                    self.functions[f"{alias}.{statement.name.value}"] = statement
             elif isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
                     if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):

@@ -32,10 +32,14 @@ def _module_name(node: cst.BaseExpression) -> str:
 
 
 class ImportTable:
-    """Local alias -> fully qualified name, from the import statements of a module."""
+    """Local alias -> fully qualified name, from the import statements of a module, and from its
+    module-level assignments of an imported name (`nn_Module = nn.Module`: `nn_Module` is
+    `torch.nn.Module`). A name bound to the module itself (`d2l = sys.modules[__name__]`, in
+    `self_aliases`) is a second spelling of the module's own names: `d2l.accuracy` is `accuracy`."""
 
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}
+        self.self_aliases: set[str] = set()
 
     @classmethod
     def from_module(cls, module: cst.Module) -> "ImportTable":
@@ -64,8 +68,29 @@ class ImportTable:
                 local = alias.asname.name.value
             self.aliases[local] = f"{base}.{name}"
 
+    def add_module_assignment(self, node: cst.Assign) -> None:
+        """`nn_Module = nn.Module` (an imported name under another name), `d2l = sys.modules[__name__]`
+        (the module itself), at module level."""
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return
+        name = node.targets[0].target.value
+        if is_module_itself(node.value, self):
+            self.self_aliases.add(name)
+            return
+        dotted = dotted_name(node.value)
+        if dotted and "." in dotted and dotted.split(".", 1)[0] in self.aliases and name not in self.aliases:
+            self.aliases[name] = self.qualify(dotted) or dotted
+
+    def local_name(self, dotted: str | None) -> str | None:
+        """`accuracy` for `d2l.accuracy` when `d2l` is the module itself; `dotted` otherwise."""
+        if not dotted or not self.self_aliases:
+            return dotted
+        head, _, rest = dotted.partition(".")
+        return self.local_name(rest) if head in self.self_aliases and rest else dotted
+
     def qualify(self, dotted: str | None) -> str | None:
         """Replace the head of `dotted` by what it was imported as; unknown heads stay as they are."""
+        dotted = self.local_name(dotted)
         if not dotted:
             return dotted
         head, _, rest = dotted.partition(".")
@@ -89,6 +114,28 @@ class _ImportCollector(cst.CSTVisitor):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         self.table.add_import_from(node)
+
+
+def is_module_itself(node: cst.BaseExpression, imports: ImportTable | None = None) -> bool:
+    """`sys.modules[__name__]`: the module object of the module being defined."""
+    if not (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)):
+        return False
+    index = node.slice[0].slice.value
+    modules = dotted_name(node.value)
+    return ((imports.qualify(modules) if imports is not None else modules) == "sys.modules"
+            and isinstance(index, cst.Name) and index.value == "__name__")
+
+
+def module_self_aliases(module: cst.Module) -> set[str]:
+    """The module-level names bound to the module itself (`d2l = sys.modules[__name__]`)."""
+    found = set()
+    for line in module.body:
+        if isinstance(line, cst.SimpleStatementLine):
+            for small in line.body:
+                if (isinstance(small, cst.Assign) and len(small.targets) == 1
+                        and isinstance(small.targets[0].target, cst.Name) and is_module_itself(small.value)):
+                    found.add(small.targets[0].target.value)
+    return found
 
 
 def integer_value(node: cst.CSTNode) -> int | None:

@@ -124,4 +124,9 @@ def import_table(module: cst.Module) -> ImportTable:
             table.add_import(statement)
         elif isinstance(statement, cst.ImportFrom):
             table.add_import_from(statement)
+    for line in module.body:  # module-level aliases, once every import is known
+        if isinstance(line, cst.SimpleStatementLine):
+            for small in line.body:
+                if isinstance(small, cst.Assign):
+                    table.add_module_assignment(small)
     return table

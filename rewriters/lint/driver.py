@@ -392,8 +392,8 @@ class _FileLinter:
                 method = self.index.method(owner, info.name[len("self."):])
                 if method is not None:
                     yield method
-            elif info.name in self.index.functions and "." not in info.name:
-                yield self.index.functions[info.name]
+            elif (name := self.context.imports.local_name(info.name) or "") in self.index.functions and "." not in name:
+                yield self.index.functions[name]  # `d2l.accuracy` where `d2l = sys.modules[__name__]`: accuracy
 
     def _callee_is_leading(self, info: CalleeInfo) -> str | None:
         """Whether every break of the user function `info` calls comes before any tensor work of it:
@@ -441,6 +441,7 @@ class _FileLinter:
 
     def _function_work(self, name: str) -> bool | None:
         """Whether the top-level function `name` of this file does tensor work (None: not one)."""
+        name = self.context.imports.local_name(name) or name
         func = self.index.functions.get(name)
         if func is None or "." in name:
             return None
@@ -454,8 +455,9 @@ class _FileLinter:
         function_def = info.extra.get("function_def")  # a method or a submodule's forward, resolved here
         if function_def is not None:
             return function_def
-        if info.name in self.index.functions and "." not in info.name:
-            return self.index.functions[info.name]
+        name = self.context.imports.local_name(info.name) or ""  # `d2l.accuracy`: `accuracy` of this module
+        if name in self.index.functions and "." not in name:
+            return self.index.functions[name]
         return None
 
     def attribute_classes(self, owner: cst.ClassDef) -> dict[str, set[str]]:

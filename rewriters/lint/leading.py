@@ -152,6 +152,11 @@ class _Walk:
         if located.node is None:
             return evaluated
         target = located.node
+        # `[x.item() for x in torch.linspace(0, 1, n)]`: what a comprehension iterates is evaluated
+        # before its element, though written after it.
+        sources = _ComprehensionSources(target)
+        for node in evaluated:
+            node.visit(sources)
         if isinstance(target, cst.Call):
             operands: list[cst.CSTNode] = [arg.value for arg in target.args]
             if isinstance(target.func, cst.Attribute):
@@ -160,7 +165,7 @@ class _Walk:
             operands = [target.value, *target.slice]
         else:
             operands = [target]
-        return operands + located.before
+        return operands + located.before + sources.found
 
     def _callees_leading(self, evaluated: list[cst.CSTNode]) -> str | None:
         """"no-work" when the breaking callees called here break only before any tensor work of theirs
@@ -214,6 +219,45 @@ class _Located(OwnScopeVisitor):
             self.before.append(node)
             return False
         return True
+
+
+class _ComprehensionSources(OwnScopeVisitor):
+    """The iterables and conditions of the comprehensions whose element (`elt`, a dict's key and value)
+    holds `target`."""
+
+    COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+    def __init__(self, target: cst.CSTNode) -> None:
+        self.target = target
+        self.found: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        elements = [node.key, node.value] if isinstance(node, cst.DictComp) else [getattr(node, "elt", None)]
+        if isinstance(node, self.COMPREHENSIONS) and any(e is not None and _contains(e, self.target) for e in elements):
+            clause: cst.CompFor | None = node.for_in
+            while clause is not None:
+                # iterating a tensor selects its rows: `values[0]`, ... (graph operations)
+                iterated = cst.Subscript(clause.iter, [cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+                self.found += [iterated, *(condition.search for condition in clause.ifs)]
+                clause = clause.inner_for_in
+        return super().on_visit(node)
+
+
+def _contains(node: cst.CSTNode, target: cst.CSTNode) -> bool:
+    finder = _Finds(target)
+    node.visit(finder)
+    return finder.found
+
+
+class _Finds(cst.CSTVisitor):
+    def __init__(self, target: cst.CSTNode) -> None:
+        self.target = target
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if node is self.target:
+            self.found = True
+        return not self.found
 
 
 class _Calls(OwnScopeVisitor):

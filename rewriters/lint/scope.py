@@ -31,7 +31,7 @@ import libcst as cst
 
 from carve.rewriters.callees import DISABLE_DECORATORS, TRACEABLE_DECORATORS, decorator_name
 from carve.rewriters.walk import children, walk
-from carve.rewriters.names import ImportTable, dotted_name
+from carve.rewriters.names import ImportTable, dotted_name, module_self_aliases
 
 COMPILE_FUNCTIONS = frozenset({"carve.compile", "torch.compile", "torch.compiler.compile"})
 # nn.Module methods that return the module itself: `Net().to(device)` is still a Net.
@@ -61,6 +61,12 @@ class ModuleIndex:
     def build(cls, module: cst.Module) -> "ModuleIndex":
         index = cls()
         index._add_block(module, prefix="", owner=None)
+        # `d2l.GRU` where `d2l = sys.modules[__name__]`: the module's own definitions under that name too.
+        for alias in module_self_aliases(module):
+            for table in (index.functions, index.classes):
+                for name, definition in list(table.items()):
+                    if "." not in name:
+                        table.setdefault(f"{alias}.{name}", definition)
         return index
 
     def _add_block(self, node: cst.CSTNode, prefix: str, owner: cst.ClassDef | None) -> None:

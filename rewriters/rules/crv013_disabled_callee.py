@@ -8,6 +8,8 @@
     pbar.update(1)                      # CRV013: tqdm is on Dynamo's third-party skip list
     f1 = sklearn.metrics.f1_score(y, p) # CRV013: so is scikit-learn
     batch = next(self.data_iter)        # CRV013: DataLoader iterators (torch/utils/data) are skipped
+    for x, y in train_loader: ...       # CRV013: so is a loop over one (torch.compile skips the frame)
+    loader = DataLoader(TensorDataset(x, y), 32)   # CRV013: so is building one
     init.kaiming_normal(m.weight)       # CRV013: deprecated torch.nn.init spellings warn from torch's code
     optimizer.step()                    # not CRV013: not a scheduler (a side effect, CRV019)
 
@@ -15,10 +17,10 @@ Dynamo graph-breaks at each ("Attempted to call function marked as skipped"). Th
 receivers of `.step()` and `.update()` cannot be typed from the source alone, so
 schedulers and progress bars are recognised by their conventional names (`scheduler`,
 `lr_sched`, `pbar`, `progress_bar`), as loggers are by theirs (crv003_io.py).
-`check_call` finds these; `check_callee` a call to a function marked carve.disable /
-torch.compiler.disable, which the callee resolver recognises (rewriters/callees.py: the
-decorator of a function whose source it reads; the compiler's live resolver: the marker) and
-the analysis (rewriters/analysis.py) hands it.
+`check_call` finds these, `check_iteration` a `for` loop over a DataLoader; `check_callee` a
+call to a function marked carve.disable / torch.compiler.disable, which the callee resolver
+recognises (rewriters/callees.py: the decorator of a function whose source it reads; the
+compiler's live resolver: the marker) and the analysis (rewriters/analysis.py) hands it.
 """
 
 from __future__ import annotations
@@ -44,7 +46,9 @@ RULE = Rule(
          "`time` module, the torch functions Dynamo skips (`torch.manual_seed` and the other RNG-state "
          "functions, `pack_padded_sequence`), calls into the standard-library modules it skips (`random` but "
          "for `randint`/`randrange`/`uniform`, `copy`, `re`), learning-rate scheduler steps, progress-bar "
-         "updates, `next()` / `iter()` of a DataLoader (by its name: `train_loader`, `self.data_iter`), the "
+         "updates, `next()` / `iter()` of a DataLoader and a `for` loop over one (by its name: `train_loader`, "
+         "`self.data_iter`), building "
+         "a dataset, loader or sampler of `torch.utils.data` (`DataLoader(...)`, `TensorDataset(...)`), the "
          "deprecated `torch.nn.init` spellings (`init.kaiming_normal`, which warn from torch's code) and calls into the third-party packages on Dynamo's skip list (tqdm, pandas, scikit-learn, ...).",
     why="torch.compile does not trace into these functions: it ends the graph before the call, runs the call "
         "eagerly and starts a new graph after it.",
@@ -76,8 +80,9 @@ DYNAMO_SKIPPED_TORCH_FUNCTIONS = frozenset({
     "torch.resize_as_", "torch.resize_as_sparse_", "torch.distributions.constraints.is_dependent",
 })
 # torch modules on Dynamo's skip list whose functions a user calls for their effect (torch.random:
-# `torch.random.manual_seed`, `fork_rng`).
-DYNAMO_SKIPPED_TORCH_MODULES = ("torch.random.",)
+# `torch.random.manual_seed`, `fork_rng`), and torch.utils.data, whose datasets, loaders, samplers and
+# collate functions Dynamo never traces (`DataLoader(dataset, 32)`, `TensorDataset(x, y)`).
+DYNAMO_SKIPPED_TORCH_MODULES = ("torch.random.", "torch.utils.data.")
 # Standard-library modules on torch._dynamo.trace_rules.BUILTIN_SKIPLIST (torch 2.13), and the
 # functions of the random module Dynamo traces anyway (RandomVariable).
 DYNAMO_SKIPPED_STDLIB_MODULES = frozenset({"abc", "copy", "importlib", "linecache", "random", "re"})
@@ -127,7 +132,8 @@ def check_call(call: cst.Call, ctx: CheckContext):
         yield Violation(RULE.code, f"{ctx.dotted(call.func)}() reads the clock, which torch.compile does not trace")
         return
     if name in DYNAMO_SKIPPED_TORCH_FUNCTIONS or name.startswith(DYNAMO_SKIPPED_TORCH_MODULES):
-        yield Violation(RULE.code, f"{ctx.dotted(call.func)}() is a function torch.compile skips")
+        where = "in torch.utils.data, which" if name.startswith("torch.utils.data.") else "a function"
+        yield Violation(RULE.code, f"{ctx.dotted(call.func)}() is {where} torch.compile skips")
         return
     package = name.split(".", 1)[0]
     if package in DYNAMO_SKIPPED_STDLIB_MODULES and "." in name and name not in TRACED_RANDOM_FUNCTIONS and (
@@ -146,6 +152,14 @@ def check_call(call: cst.Call, ctx: CheckContext):
         yield Violation(RULE.code, f"{ctx.dotted(call.func)}(): torch.compile skips torch.optim.lr_scheduler")
     elif method in PROGRESS_BAR_METHODS and any(word in receiver for word in ("pbar", "progress", "tqdm")):
         yield Violation(RULE.code, f"{ctx.dotted(call.func)}(): progress bars (tqdm) are skipped by torch.compile")
+
+
+def check_iteration(iterable: cst.BaseExpression, ctx: CheckContext):
+    """`for x, y in train_loader:` (the analysis calls it on each `for` header): iterating a DataLoader
+    calls its iterator, which torch.compile skips, at the loop and at every step of it."""
+    if is_data_loader_name(iterable):
+        yield Violation(RULE.code, f"iterating {ctx.dotted(iterable)}, a DataLoader: torch.compile skips "
+                                   "torch.utils.data's iterators")
 
 
 def check_callee(callee: CalleeInfo):

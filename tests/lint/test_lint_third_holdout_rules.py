@@ -68,3 +68,127 @@ def test_nonzero_in_a_loop_skips_the_frame():
                 order = order[inds + 1]
             return keep
     """) == [("CRV006", 5), ("CRV009", 7)]
+
+
+# -- CRV027: what a comprehension iterates is evaluated before its element ---------------------
+
+
+def test_a_conversion_of_the_elements_of_a_tensor_a_comprehension_makes_is_a_break():
+    # explain: `[x.item() for x in torch.linspace(0, 0.1, 4)]` -> "Unsupported Tensor.item() call" after the
+    # linspace graph op; so for an input tensor (iterating it selects its rows in the graph first)
+    assert codes("""
+        @torch.compile
+        def rates(depth):
+            return [x.item() for x in torch.linspace(0, 0.1, depth)]
+    """) == [("CRV004", 3)]
+    assert codes("""
+        @torch.compile
+        def rates(values: torch.Tensor):
+            return [x.item() for x in values]
+    """) == [("CRV004", 3)]
+    # a conversion of what the comprehension iterates is still evaluated first
+    assert codes("""
+        @torch.compile
+        def rates(values: torch.Tensor):
+            return [v * 2 for v in values.tolist()]
+    """, extend_select=["CRV027"]) == [("CRV027", 3)]
+
+
+# -- CRV013: building a dataset or a loader of torch.utils.data --------------------------------
+
+
+def test_building_a_data_loader_in_compiled_code_is_crv013():
+    # explain: TensorDataset(...) / DataLoader(...) after a graph op -> "Attempted to inline function marked as skipped"
+    assert codes("""
+        from torch.utils.data import DataLoader
+
+        @torch.compile
+        def loader(x, y):
+            x, y = x * 2, y + 1
+            dataset = torch.utils.data.TensorDataset(x, y)
+            return DataLoader(dataset, 32, shuffle=True)
+    """) == [("CRV013", 6), ("CRV013", 7)]
+
+
+def test_a_loop_over_a_data_loader_is_crv013_and_skips_the_frame():
+    # explain: `for x, y in train_loader:` in the compiled function -> WON'T CONVERT (the frame runs eagerly)
+    assert codes("""
+        @torch.compile
+        def epoch(model, train_loader):
+            total = 0.0
+            for x, y in train_loader:
+                total = total + F.mse_loss(model(x), y)
+            return total
+    """) == [("CRV013", 4)]
+    assert codes("""
+        @torch.compile
+        def epoch(model, batches):
+            total = 0.0
+            for x, y in batches:
+                total = total + F.mse_loss(model(x), y)
+            return total
+    """) == []
+
+
+# -- a module bound to a name of its own (`d2l = sys.modules[__name__]`) --------------------------
+
+SELF_ALIAS = """
+import sys
+
+nn_Module = nn.Module
+d2l = sys.modules[__name__]
+
+
+class RNN(d2l.nn_Module):
+    def __init__(self, num_inputs, num_hiddens):
+        super().__init__()
+        self.rnn = nn.GRU(num_inputs, num_hiddens)
+
+    def forward(self, inputs, H=None):
+        return self.rnn(inputs, H)
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embedding = nn.Embedding(10, 4)
+        self.rnn = d2l.RNN(4, 8)
+
+    def forward(self, X):
+        return self.rnn(self.embedding(X))
+
+
+def accuracy(y_hat, y):
+    cmp = y_hat.argmax(axis=1).type(y.dtype) == y
+    return float(cmp.type(y.dtype).sum())
+
+
+@torch.compile
+def evaluate(net, X, y):
+    return d2l.accuracy(net(X), y) / y.numel()
+
+
+encoder = torch.compile(Encoder())
+"""
+
+
+def test_the_names_of_a_module_bound_to_itself_are_its_own_definitions():
+    # RNN.forward (a subclass of nn.Module through `d2l.nn_Module`) runs a GRU; Encoder.forward calls
+    # d2l.RNN's forward; evaluate calls d2l.accuracy, which is accuracy, which converts with float()
+    expected = [("CRV024", 13), ("CRV016", 23), ("CRV004", 28), ("CRV016", 33)]
+    assert codes(SELF_ALIAS) == expected
+    assert codes(SELF_ALIAS.replace("d2l.", "")) == expected
+
+
+def test_a_module_level_alias_of_an_imported_name_resolves_to_it():
+    from carve.rewriters.names import dotted_name
+    from carve.rewriters.walk import import_table
+    import libcst as cst
+
+    module = cst.parse_module("import sys\nfrom torch import nn\nnn_Module = nn.Module\nme = sys.modules[__name__]\n"
+                              "x = me.nn_Module\n")
+    imports = import_table(module)
+    assert imports.qualify("nn_Module") == "torch.nn.Module"
+    assert imports.self_aliases == {"me"}
+    value = module.body[-1].body[0].value
+    assert imports.qualify(dotted_name(value)) == "torch.nn.Module"

@@ -62,6 +62,14 @@ def test_the_skipped_packages_and_standard_modules_are_the_installed_dynamos():
     assert {name.split(".", 1)[1] for name in skipped.TRACED_RANDOM_FUNCTIONS} <= RandomVariable._supported_fn_names
 
 
+def test_the_skipped_torch_modules_are_skipped_by_the_installed_dynamo():
+    import torch.utils.data as data
+
+    assert "torch.utils.data." in skipped.DYNAMO_SKIPPED_TORCH_MODULES
+    for name in ("DataLoader", "TensorDataset", "Subset", "random_split", "default_collate", "RandomSampler"):
+        assert trace_rules.lookup(getattr(data, name)) is SkipFunctionVariable, name
+
+
 def _builds_parameters(cls) -> bool:
     required = [p for p in list(inspect.signature(cls.__init__).parameters.values())[1:]
                 if p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD]
