@@ -89,6 +89,9 @@ class TensorInference:
         self.imports = imports
         self.returns_tensor = returns_tensor
         self.tensor_names: set[str] = set()
+        # Parameters whose default is None (`def rand_bbox(shape, lam, count=None)`).
+        self.none_defaults = {param.name.value for param in _all_params(func.params)
+                              if isinstance(param.default, cst.Name) and param.default.value == "None"}
         for param in _all_params(func.params):
             annotation = param.annotation
             if annotation is not None and self._is_tensor_annotation(annotation.annotation):

@@ -3,12 +3,15 @@
     x.sum().item()              method_name: "item"; method_receiver: `x.sum()`
     np.zeros(3).tolist()        receiver_is_numpy: True (a NumPy array, not a tensor)
     torch.nonzero(x)            has_unbacked_output_size: True (traced under fullgraph=True, a break without)
+    np.random.beta(1.0, 1.0)    numpy_random_break: "unsupported" (torch._numpy has no beta)
+    np.random.rand()            numpy_random_break: "one number" (a draw read back into Python)
 
 The checks themselves are in `carve.rewriters.rules`, one rule per module.
 """
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import cast
 
@@ -66,3 +69,42 @@ def has_unbacked_output_size(call: cst.Call, ctx: CheckContext) -> bool:
     fullgraph=True (and breaks on without it)."""
     return ctx.qualified(call.func) in UNBACKED_SIZE_FUNCTIONS or (
         method_name(call) in UNBACKED_SIZE_METHODS and not receiver_is_numpy(call, ctx))
+
+
+# The numpy.random functions torch._numpy implements (torch 2.13; Dynamo traces NumPy through it), and
+# where each takes the size that makes it draw an array instead of one number: (position, keyword);
+# None for the functions that never draw one number. Dynamo reads a single draw back into Python
+# ("Data dependent operator"), and breaks on every other numpy.random function ("attempted to trace
+# numpy function unsupported by PyTorch"). `choice` breaks either way.
+TRACED_NUMPY_RANDOM = {
+    "rand": (0, None), "randn": (0, None), "random": (0, "size"), "random_sample": (0, "size"),
+    "sample": (0, "size"), "randint": (2, "size"), "uniform": (2, "size"), "normal": (2, "size"),
+    "seed": None, "shuffle": None,
+}
+
+
+def numpy_random_break(call: cst.Call, imports: ImportTable, none_defaults: AbstractSet[str] = frozenset()) -> str | None:
+    """Why torch.compile 2.13 breaks on this numpy.random call: "unsupported" (`np.random.beta(a, b)`,
+    `np.random.permutation(n)`, `np.random.choice(...)`), "one number" (`np.random.rand()`,
+    `np.random.randint(0, 8)`: no size, or a size given by a parameter that defaults to None); None for
+    an array draw it traces (`np.random.rand(4)`, `np.random.randint(0, 8, size=4)`). `none_defaults`: the
+    function's parameters that default to None."""
+    name = imports.resolve(call.func) or ""
+    if not name.startswith("numpy.random.") or name.count(".") != 2:
+        return None
+    function = name.rsplit(".", 1)[1]
+    if function not in TRACED_NUMPY_RANDOM or function == "choice":
+        return "unsupported"
+    where = TRACED_NUMPY_RANDOM[function]
+    if where is None:
+        return None
+    position, keyword = where
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    if any(arg.star for arg in call.args):
+        return None  # `np.random.rand(*shape)`: a shape
+    size = positional[position] if len(positional) > position else next(
+        (arg.value for arg in call.args if keyword is not None and arg.keyword is not None and arg.keyword.value == keyword),
+        None)
+    if size is None or isinstance(size, cst.Name) and (size.value == "None" or size.value in none_defaults):
+        return "one number"
+    return None

@@ -238,7 +238,7 @@ class _ComprehensionSources(OwnScopeVisitor):
             while clause is not None:
                 # iterating a tensor selects its rows: `values[0]`, ... (graph operations)
                 iterated = cst.Subscript(clause.iter, [cst.SubscriptElement(cst.Index(cst.Integer("0")))])
-                self.found += [iterated, *(condition.search for condition in clause.ifs)]
+                self.found += [iterated, *(condition.test for condition in clause.ifs)]
                 clause = clause.inner_for_in
         return super().on_visit(node)
 

@@ -63,10 +63,12 @@ class ModuleIndex:
         index._add_block(module, prefix="", owner=None)
         # `d2l.GRU` where `d2l = sys.modules[__name__]`: the module's own definitions under that name too.
         for alias in module_self_aliases(module):
-            for table in (index.functions, index.classes):
-                for name, definition in list(table.items()):
-                    if "." not in name:
-                        table.setdefault(f"{alias}.{name}", definition)
+            for name, function in list(index.functions.items()):
+                if "." not in name:
+                    index.functions.setdefault(f"{alias}.{name}", function)
+            for name, class_def in list(index.classes.items()):
+                if "." not in name:
+                    index.classes.setdefault(f"{alias}.{name}", class_def)
         return index
 
     def _add_block(self, node: cst.CSTNode, prefix: str, owner: cst.ClassDef | None) -> None:

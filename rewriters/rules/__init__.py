@@ -61,6 +61,7 @@ from carve.rewriters.rules import (
     crv028_legacy_constructor,
     crv029_data_dtype_change,
     crv030_hook_handle_remove,
+    crv031_numpy_random_draw,
 )
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
@@ -90,6 +91,7 @@ CALL_CHECKS = (
     crv026_sparse_tensor.check_call,
     crv028_legacy_constructor.check_call,
     crv030_hook_handle_remove.check_call,
+    crv031_numpy_random_draw.check_call,
     crv012_autograd_in_compiled.check_call,
     crv014_numpy_call.check_call,
     crv023_reads_own_frame.check_call,

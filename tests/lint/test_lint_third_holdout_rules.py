@@ -192,3 +192,50 @@ def test_a_module_level_alias_of_an_imported_name_resolves_to_it():
     assert imports.self_aliases == {"me"}
     value = module.body[-1].body[0].value
     assert imports.qualify(dotted_name(value)) == "torch.nn.Module"
+
+
+def test_a_comprehension_with_a_condition_is_read_in_order():
+    assert codes("""
+        @torch.compile
+        def rates(values: torch.Tensor):
+            return [x.item() for x in values if x > 0]
+    """) == [("CRV004", 3)]
+
+
+# -- CRV031: NumPy random draws ------------------------------------------------------------------
+
+
+def test_numpy_random_draws_of_one_number_and_untranslated_distributions_are_crv031():
+    # explain after a graph op: np.random.rand() / randint(0, 5) / randint(..., size=None) -> "Data dependent
+    # operator"; np.random.beta / permutation -> "attempted to trace numpy function unsupported by PyTorch";
+    # np.random.rand(4) / randint(0, 5, size=3) -> traced
+    assert codes("""
+        import numpy as np
+
+        @torch.compile
+        def mix(x, alpha, count=None):
+            y = x * 2
+            a = np.random.rand()
+            b = np.random.randint(0, 5)
+            c = np.random.randint(0, 5, size=count)
+            d = np.random.beta(alpha, alpha)
+            e = np.random.permutation(4)
+            f = np.random.rand(4)
+            g = np.random.randint(0, 5, size=3)
+            return y, a, b, c, d, e, f, g
+    """) == [("CRV031", 6), ("CRV031", 7), ("CRV031", 8), ("CRV031", 9), ("CRV031", 10)]
+
+
+def test_numpy_work_before_a_draw_makes_it_a_break_and_a_draw_first_is_not():
+    source = """
+        import numpy as np
+
+        @torch.compile
+        def rand_bbox(shape, lam, count=None):
+            {first}
+            cy = np.random.randint(0, shape[-2], size=count)
+            return cy
+    """
+    assert codes(source.format(first="ratio = np.sqrt(1 - lam)")) == [("CRV031", 6)]
+    assert codes(source.format(first="draw = np.random.rand()"), extend_select=["CRV027"]) == [
+        ("CRV027", 5), ("CRV027", 6)]
