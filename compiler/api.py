@@ -239,6 +239,10 @@ class CompiledFunction:
         self.options = options
         # What a call runs: the split, a whole call, the function itself (eager), or a lambda's region.
         self._impl: Callable[..., Any] | None = None
+        # What a call passing exactly `_forward_arity` positional arguments may run instead of
+        # `_impl`: the one region a function's body is, or a whole call's region (`_forwarding`).
+        self._forward: Callable[..., Any] | None = None
+        self._forward_arity = -1
         self._build: Build | None = None
         self._forced_breaks: dict[int, tuple[str, str]] = {}
         self._rebuilds = 0
@@ -276,6 +280,9 @@ class CompiledFunction:
         self.fn.__kwdefaults__ = value
 
     def __call__(self, *args, **kwargs):
+        forward = self._forward
+        if forward is not None and not kwargs and len(args) == self._forward_arity:
+            return forward(*args)  # the region's call checks what this one would (see _forwarding)
         impl = self._impl
         if impl is not None and not _thread_state.scoped and not _is_dynamo_compiling():
             fn = self.fn
@@ -292,6 +299,8 @@ class CompiledFunction:
         impl = self._impl
         if impl is None:
             impl = self._make(args)
+            self._forward = self._forwarding(impl)
+            self._forward_arity = self.fn.__code__.co_argcount
         fn = self.fn
         self._defaults_seen, self._kwdefaults_seen = fn.__defaults__, fn.__kwdefaults__
         build = self._build
@@ -304,6 +313,23 @@ class CompiledFunction:
         return impl(*args, **kwargs)
 
     # -- building --------------------------------------------------------------------------
+    def _forwarding(self, impl):
+        """The region a call passing every parameter positionally can call directly, or None.
+
+        The body is one region taking the parameters as they are (`Build.forwarding_region`), or
+        Dynamo captures the whole call with the function itself as the region: the region's own
+        call then does all this object's call would (Dynamo tracing around it, carve.disable,
+        carve's scopes) with one Python frame less. Not under fullgraph, whose scope this object
+        opens; not for functions with *args, keyword-only parameters or positional-only ones."""
+        code = self.fn.__code__
+        if self.options.fullgraph or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) \
+                or code.co_kwonlyargcount or code.co_posonlyargcount:
+            return None
+        if isinstance(impl, WholeCall):
+            return impl._positional_call
+        build = self._build
+        return build.forwarding_region() if build is not None and impl is build.function else None
+
     def _make(self, args):
         if self.fn.__name__ == "<lambda>":
             self._impl = self._lambda_region()
@@ -410,7 +436,7 @@ class CompiledFunction:
             return
         self._forced_breaks.update(new)
         self._rebuilds += 1
-        self._impl = None
+        self._impl = self._forward = None
 
     # -- introspection (carve.explain, tests) ------------------------------------------------
     @property

@@ -92,6 +92,36 @@ class Build:
         Dynamo's resume function (which drops locals dead after the break) keeps eager's names."""
         return self.reads_own_frame and any(rule(f.code).breaks_torch_compile for f in self.analysis.findings)
 
+    def forwarding_region(self):
+        """The region the rewritten function only hands its parameters to, or None:
+
+            def f(x, w):                       # no defaults, no *args, no keyword-only parameters
+                return _f_graph_region_0(x, w)
+
+        A call passing every argument positionally can call that region itself: its call makes
+        every check the function's would (carve.disable, a Dynamo trace around it, carve's
+        scopes), and a Python frame per call less is most of carve's overhead over Dynamo's."""
+        function = self.outlined.function
+        params = function.params
+        if params.posonly_params or params.kwonly_params or not isinstance(params.star_arg, cst.MaybeSentinel) \
+                or params.star_kwarg is not None or any(param.default is not None for param in params.params):
+            return None
+        body = [statement for statement in function.body.body if not _is_docstring(statement)]
+        if len(self.outlined.regions) != 1 or len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine):
+            return None
+        statement = body[0].body[0] if len(body[0].body) == 1 else None
+        call = statement.value if isinstance(statement, cst.Return) else None
+        if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name):
+            return None
+        names = [param.name.value for param in params.params]
+        passed = [arg.value.value if isinstance(arg.value, cst.Name) and arg.keyword is None and not arg.star
+                  else None for arg in call.args]
+        code = self.function.__code__
+        if passed != names or call.func.value not in code.co_freevars:
+            return None
+        cell = self.function.__closure__[code.co_freevars.index(call.func.value)]  # type: ignore[index]
+        return cell.cell_contents
+
     def _one_region_is_the_whole_body(self) -> bool:
         """The rewritten function only calls one region (`def f(x): return _f_graph_region_0(x)`)."""
         body = [statement for statement in self.outlined.function.body.body if not _is_docstring(statement)]

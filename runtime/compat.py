@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import os
+import sys
 import time
 import types
 from collections.abc import Callable, Iterator
@@ -111,8 +112,72 @@ def dynamo_optimize(fn: Callable[..., Any], backend: Callable[..., Any], *, full
                     dynamic: bool | None, recompile_limit: int | None) -> Callable[..., Any]:
     """`fn` captured by Dynamo: what `torch.compile(fn, ...)` returns, without going through the
     public `torch.compile` name (user code may wrap or patch it)."""
-    return _eval_frame.optimize(backend=backend, nopython=fullgraph, dynamic=dynamic,
-                                recompile_limit=recompile_limit)(fn)
+    optimized = _eval_frame.optimize(backend=backend, nopython=fullgraph, dynamic=dynamic,
+                                     recompile_limit=recompile_limit)(fn)
+    code = getattr(optimized, "__code__", None)
+    if code is not None:
+        CARVE_CAPTURE.dynamo_entry(code)
+    return optimized
+
+
+def dynamo_steady_entry(optimized: Callable[..., Any]) -> Callable[..., Any]:
+    """A call of `optimized` (what `dynamo_optimize` returned) for a region's steady state: the
+    same compiled code under the same guards, entered with what Dynamo's own wrapper does on
+    such a call and none of what it does for cases that cannot arise there.
+
+    torch.compile's wrapper (`compile_wrapper`, eval_frame.py) costs about 10 us of Python per
+    call: tracing, export, fullgraph, stance, recompile isolation and error-on-break handling
+    before it sets Dynamo's frame callback. A region's steady call is none of those (checked
+    here, per call: the default stance, no FX or JIT trace, no Dynamo tracing context; and per
+    region: a permissive capture with no enter hooks beyond Dynamo's idempotent on_enter), so
+    this call only sets the callback, runs the function and restores what the wrapper restores
+    (the callback, functorch's layer stack, the dispatch key sets). A guard miss still compiles
+    through the same callback. Checked against torch 2.13.0; anything else, or any other
+    wrapper, gets `optimized` itself."""
+    closure = dict(zip(optimized.__code__.co_freevars, optimized.__closure__ or ())) \
+        if isinstance(optimized, types.FunctionType) else {}
+    context = closure["self"].cell_contents if "self" in closure else None
+    fn = closure["fn"].cell_contents if "fn" in closure else None
+    if not isinstance(context, _eval_frame.OptimizeContext) or fn is None or context.fullgraph or context.export \
+            or context.error_on_graph_break is not None or context._isolate_recompiles_id != -1 \
+            or [hook.__name__ for hook in context.enter_exit_hooks] != ["call_on_enter"]:
+        return optimized
+    callback = context.callback
+    default_stance = _eval_frame._stance
+    if default_stance.stance != "default" or default_stance.backend is not None \
+            or default_stance.skip_guard_eval_unsafe:
+        return optimized
+    eval_frame_module = _eval_frame
+    fx_trace = torch.fx._symbolic_trace
+    jit_tracing = torch._C._is_tracing
+    tracing_context = torch._guards.TracingContext.try_get
+    layer_depth = torch._C._functorch.get_dynamic_layer_stack_depth
+    undo_layers_to = torch._C._functorch.pop_dynamic_layer_stack_and_undo_to_depth
+    included, excluded = torch._C._dispatch_tls_local_include_set, torch._C._dispatch_tls_local_exclude_set
+    force_dispatch_keys = torch._C._ForceDispatchKeyGuard
+    set_eval_frame = torch._C._dynamo.eval_frame.set_eval_frame
+
+    def steady_call(*args: Any) -> Any:
+        if eval_frame_module._stance is not default_stance or fx_trace._is_fx_tracing_flag or jit_tracing() \
+                or tracing_context() is not None:
+            return optimized(*args)
+        depth = layer_depth()
+        prior = set_eval_frame(None)
+        try:
+            with force_dispatch_keys(included(), excluded()):
+                set_eval_frame(callback)
+                try:
+                    return fn(*args)
+                finally:
+                    set_eval_frame(None)
+                    undo_layers_to(depth)
+        finally:
+            set_eval_frame(prior)
+
+    CARVE_CAPTURE.dynamo_entry(steady_call.__code__)
+    CARVE_CAPTURE.carve_entry(steady_call.__code__)  # when it hands the call to `optimized`
+    steady_call.__wrapped__ = optimized  # type: ignore[attr-defined]
+    return steady_call
 
 
 def draws_random_outside_modules(gm: torch.fx.GraphModule) -> bool:
@@ -202,7 +267,11 @@ class _CarveCaptureConfig:
     """
 
     def __init__(self) -> None:
-        self.active = 0  # depth of carve's Dynamo calls in progress (compiles start inside them)
+        # Code objects of Dynamo's entry (the wrapper `torch.compile` returns) and of carve's calls
+        # of it, by id (a code object Dynamo generates may hold a dict, and not hash): a compile is
+        # carve's when the nearest Dynamo entry on the stack was called by carve.
+        self._dynamo_entries: dict[int, types.CodeType] = {}
+        self._carve_entries: dict[int, types.CodeType] = {}
         self.compiles = 0  # Dynamo compiles started in this process (a cheap "did it compile?")
         # What each compile met that Dynamo does not support, in order (some never reach Dynamo's
         # list of graph-break reasons: `skip_frame()`, `retain_grad()`, which skip the frame).
@@ -242,8 +311,28 @@ class _CarveCaptureConfig:
         self._unsupported_at_start.append(dict(torch._dynamo.utils.counters["unimplemented"]))
         config = torch._dynamo.config
         self._saved.append(config.skip_nnmodule_hook_guards)
-        if self.active:
+        if self._started_by_carve():
             config.skip_nnmodule_hook_guards = False
+
+    def dynamo_entry(self, code: types.CodeType) -> None:
+        """`code` is Dynamo's entry, the wrapper its optimize returns."""
+        self._dynamo_entries[id(code)] = code
+
+    def carve_entry(self, code: types.CodeType) -> None:
+        """`code` calls Dynamo's entry for carve (a region's call)."""
+        self._carve_entries[id(code)] = code
+
+    def _started_by_carve(self) -> bool:
+        """Whether the compile starting now is of code carve handed to Dynamo (a region, or a frame
+        its compiled code calls), not of a user's own torch.compile. Read once per compile, so a
+        region's call keeps no depth counter of its own."""
+        frame = sys._getframe(1)
+        while frame is not None:
+            if id(frame.f_code) in self._dynamo_entries:
+                caller = frame.f_back
+                return caller is not None and id(caller.f_code) in self._carve_entries
+            frame = frame.f_back
+        return False
 
     def _end(self, _args: Any) -> None:
         if self._started:

@@ -262,13 +262,10 @@ class DynamoCapture:
         if config.on_start not in config.start_callbacks:
             config.ensure_registered()
         compiles = config.compiles
-        config.active += 1
         try:
             out = self._call_in_mode(args, mode)
         except Exception as error:
             out = self.failed(error, args, mode)
-        finally:
-            config.active -= 1
         if config.compiles != compiles:
             self.after(compiles)
         return out
@@ -351,8 +348,9 @@ class DynamoCapture:
         if layers:
             return self._run_with_layers_marked(layers, args, mode)
         out = self._run(args, mode)
-        if mode is PERMISSIVE:
-            self.permissive = self._variants.get(PERMISSIVE)
+        if mode is PERMISSIVE and self.permissive is None:
+            optimized = self._variants.get(PERMISSIVE)
+            self.permissive = compat.dynamo_steady_entry(optimized) if optimized is not None else None
         return out
 
     def _run(self, args: tuple, mode: str) -> Any:
@@ -500,5 +498,8 @@ class DynamoCapture:
                  if isinstance(fn, types.FunctionType)}
         return list(codes.values())
 
+
+# The one place carve calls Dynamo's entry outside a region's steady call (compat._started_by_carve).
+_CAPTURE_CONFIG.carve_entry(DynamoCapture._run.__code__)
 
 __all__ = ["DynamoCapture", "GraphRecorder"]

@@ -155,7 +155,7 @@ class GraphRegion:
         region = self
         capture = self.capture
         config = _CAPTURE_CONFIG
-        thread = _state
+        scopes = state.open_scopes
         hooks = _GLOBAL_MODULE_HOOKS
         callbacks = config.start_callbacks
         on_start = config.on_start
@@ -164,24 +164,22 @@ class GraphRegion:
         torch_error_on_graph_break = _torch_error_on_graph_break
 
         def call_region(*args: Any) -> Any:
-            if region._steady and not dynamo_compiling() and not thread.scoped and not torch_error_on_graph_break() \
-                    and not any(hooks) and on_start in callbacks and (grad_enabled() or not capture.marks_layers) \
+            if region._steady and not scopes.count and not dynamo_compiling() and not torch_error_on_graph_break() \
+                    and not any(hooks) and on_start in callbacks and (not capture.marks_layers or grad_enabled()) \
                     and not (region._number_positions and _negative_zero(args, region._number_positions)):
                 compiles = config.compiles
                 region._calls += 1
-                config.active += 1
                 try:
                     out = capture.permissive(*args)  # type: ignore[misc]  # set: _steady says so
                 except Exception as error:
                     out = capture.failed(error, args, capture_policy.PERMISSIVE)
-                finally:
-                    config.active -= 1
                 if config.compiles != compiles:
                     capture.after(compiles)
                     region._compiled_again()
                 return out
             return region._call(args)
 
+        config.carve_entry(call_region.__code__)  # its calls of Dynamo start carve's compiles
         call_region.__name__ = getattr(self._fn, "__name__", self.name)
         call_region.__qualname__ = getattr(self._fn, "__qualname__", self.name)
         call_region.__carve_region__ = self  # type: ignore[attr-defined]  # what the generated code calls

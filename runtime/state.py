@@ -11,7 +11,8 @@ folded to True inside the code Dynamo traces): carve keeps no flag of its own fo
 eager code in another thread never sees one thread's compile.
 
 The state is thread-local: another thread running eagerly does not change what this thread
-sees.
+sees. `open_scopes.count` counts the scopes open in every thread, so that a region call, on the
+common path where none is open, reads one plain attribute instead of a thread-local one.
 """
 
 from __future__ import annotations
@@ -33,13 +34,34 @@ class _State(threading.local):
 _state = _State()
 
 
+class _OpenScopes:
+    """How many carve scopes are open in all threads (0: no call needs to read `_state`)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._lock = threading.Lock()
+
+    def opened(self) -> None:
+        _state.scoped += 1
+        with self._lock:  # `count += 1` is three bytecodes: two threads could lose one
+            self.count += 1
+
+    def closed(self) -> None:
+        _state.scoped -= 1
+        with self._lock:
+            self.count -= 1
+
+
+open_scopes = _OpenScopes()
+
+
 # ---- fullgraph / error_on_graph_break -------------------------------------------------------
 
 def push_fullgraph(enabled: bool = True) -> None:
     """Enter a fullgraph scope; enabled=False pushes nothing that could turn an outer one off."""
     if enabled:
         _state.fullgraph += 1
-        _state.scoped += 1
+        open_scopes.opened()
 
 
 def pop_fullgraph(enabled: bool = True) -> None:
@@ -47,7 +69,7 @@ def pop_fullgraph(enabled: bool = True) -> None:
         if _state.fullgraph <= 0:
             raise RuntimeError("carve: pop_fullgraph without push_fullgraph")
         _state.fullgraph -= 1
-        _state.scoped -= 1
+        open_scopes.closed()
 
 
 @contextmanager
@@ -65,12 +87,12 @@ def fullgraph_active() -> bool:
 
 def push_error_on_graph_break(flag: bool) -> None:
     _state.error_on_graph_break.append(bool(flag))
-    _state.scoped += 1
+    open_scopes.opened()
 
 
 def pop_error_on_graph_break() -> None:
     _state.error_on_graph_break.pop()
-    _state.scoped -= 1
+    open_scopes.closed()
 
 
 @contextmanager
@@ -98,9 +120,9 @@ def is_disabled() -> bool:
 def disabled_scope() -> Iterator[None]:
     """Run the body with carve off: compiled functions run their original code."""
     _state.disabled += 1
-    _state.scoped += 1
+    open_scopes.opened()
     try:
         yield
     finally:
         _state.disabled -= 1
-        _state.scoped -= 1
+        open_scopes.closed()
