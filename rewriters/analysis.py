@@ -50,6 +50,7 @@ from carve.rewriters.rules import crv011_async as async_rule
 from carve.rewriters.rules import crv012_autograd_in_compiled as autograd_rule
 from carve.rewriters.rules import crv013_disabled_callee as disabled_callee
 from carve.rewriters.rules import crv019_python_side_effect as side_effects
+from carve.rewriters.rules import crv032_grad_after_inplace_update as grad_after_update
 from carve.rewriters.rules import crv022_handler_misses_graph_error as handler_misses_graph_error
 from carve.rewriters.scopes import OwnScopeVisitor
 from carve.rewriters.tensors import TensorInference
@@ -287,6 +288,7 @@ class _FunctionWalker:
             self._expressions(statement, statement.iter)
             for violation in disabled_callee.check_iteration(statement.iter, self.ctx):
                 self._record(statement, self._finding(violation, statement.iter, owner=statement))
+            grad_after_update.forget_loop_target(statement.target, self.ctx)
         elif isinstance(statement, cst.With):
             for item in statement.items:
                 self._expressions(statement, item.item)

@@ -12,7 +12,7 @@ The checks themselves are in `carve.rewriters.rules`, one rule per module.
 from __future__ import annotations
 
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 import libcst as cst
@@ -39,6 +39,9 @@ class CheckContext:
     # them); without fullgraph Dynamo ends the graph there ("Dynamic shape operator", CRV009), which is
     # what `carve lint` asks of a function compiled without it.
     dynamic_output_sizes_traced: bool = True
+    # Names an augmented assignment updated in place so far, in source order (CRV032's statement check
+    # keeps it: the analysis runs statement checks in that order).
+    updated_in_place: set[str] = field(default_factory=set)
 
     def qualified(self, node: cst.BaseExpression) -> str | None:
         """`torch._dynamo.graph_break` for `dynamo.graph_break` after `import torch._dynamo as dynamo`."""

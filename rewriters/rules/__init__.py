@@ -62,6 +62,7 @@ from carve.rewriters.rules import (
     crv029_data_dtype_change,
     crv030_hook_handle_remove,
     crv031_numpy_random_draw,
+    crv032_grad_after_inplace_update,
 )
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
@@ -99,7 +100,8 @@ CALL_CHECKS = (
 SUBSCRIPT_CHECKS = (crv009_data_dependent_shape.check_subscript, crv004_tensor_to_python.check_subscript)
 IF_EXPRESSION_CHECKS = (crv005_data_dependent_branch.check_conditional,)
 # The checks the analysis runs on each small statement (an assignment's target and value together).
-STATEMENT_CHECKS = (crv029_data_dtype_change.check_statement,)
+# Run in source order, so a check may keep what earlier statements did (CRV032).
+STATEMENT_CHECKS = (crv029_data_dtype_change.check_statement, crv032_grad_after_inplace_update.check_statement)
 # The checks the analysis runs on a call whose target a callee resolver classified (a `CalleeInfo`,
 # rewriters/callees.py), after the call checks. A marker or an I/O function the resolver recognised
 # under any name (`gb = torch._dynamo.graph_break; gb()`): where a call check already reported the

@@ -239,3 +239,44 @@ def test_numpy_work_before_a_draw_makes_it_a_break_and_a_draw_first_is_not():
     assert codes(source.format(first="ratio = np.sqrt(1 - lam)")) == [("CRV031", 6)]
     assert codes(source.format(first="draw = np.random.rand()"), extend_select=["CRV027"]) == [
         ("CRV027", 5), ("CRV027", 6)]
+
+
+# -- CRV032: .grad after an augmented assignment -------------------------------------------------
+
+
+def test_grad_after_an_augmented_assignment_is_crv032_and_a_method_update_is_not():
+    # explain: `p -= lr * p.grad; p.grad.zero_()` -> WON'T CONVERT (ObservedAttributeError 'zero_'), no graph;
+    # `p.sub_(lr * p.grad)` and `p.data -= lr * p.grad` then `p.grad.zero_()` -> one graph
+    assert codes("""
+        @torch.compile
+        def sgd(params, lr, batch_size):
+            with torch.no_grad():
+                for param in params:
+                    param -= lr * param.grad / batch_size
+                    param.grad.zero_()
+    """) == [("CRV006", 4), ("CRV032", 6)]
+    for update in ("param.sub_(lr * param.grad)", "param.data -= lr * param.grad"):
+        assert codes(f"""
+            @torch.compile
+            def sgd(params, lr):
+                with torch.no_grad():
+                    for param in params:
+                        {update}
+                        param.grad.zero_()
+        """) == []
+    # a new binding of the name forgets the update; returning .grad as it is works
+    assert codes("""
+        @torch.compile
+        def step(p, q):
+            with torch.no_grad():
+                p -= 0.1
+            p = q
+            return p.grad * 2
+    """) == []
+    assert codes("""
+        @torch.compile
+        def step(p):
+            with torch.no_grad():
+                p *= 0.5
+            return p.grad
+    """) == []
