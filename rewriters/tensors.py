@@ -119,6 +119,11 @@ class TensorInference:
         # `i` in `[data[i:i + n] for i in ix]` with ix a tensor: 0-dim tensors, which Python
         # indexing and slicing read with .item().
         self.element_names = {name for name, iterated in self._iterations if self.is_tensor(iterated)}
+        # name -> its number of dimensions, where the function says it: `seq_length, batch = tags.shape`,
+        # `assert tags.dim() == 2`, `if x.ndim == 4:` (`tags[0]` of a 2-D `tags` is a row, not an element).
+        ranks = _Ranks()
+        walk(func.body, ranks)
+        self.ranks = ranks.found
 
     def _is_tensor_annotation(self, node: cst.BaseExpression) -> bool:
         return (self.imports.resolve(node) or "") in TENSOR_ANNOTATIONS or dotted_name(node) in TENSOR_ANNOTATIONS
@@ -279,3 +284,44 @@ class _AssignmentCollector(OwnScopeVisitor):
             if not (isinstance(iterator, cst.Call) and dotted_name(iterator.func) in ("range", "enumerate", "zip")):
                 self.pairs.append((target.value, cst.Subscript(iterator, [cst.SubscriptElement(cst.Index(cst.Integer("0")))])))
                 self.iterations.append((target.value, iterator))
+
+
+class _Ranks(OwnScopeVisitor):
+    """`a, b = x.shape` / `x.size()`: x has 2 dimensions; `x.dim() == 3`, `x.ndim == 3`: 3 (asserted or tested)."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, int] = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        shape_of = None
+        if isinstance(value, cst.Attribute) and value.attr.value == "shape":
+            shape_of = value.value
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "size" \
+                and not value.args:
+            shape_of = value.func.value
+        if not isinstance(shape_of, cst.Name):
+            return
+        for target in node.targets:
+            if isinstance(target.target, (cst.Tuple, cst.List)) and not any(
+                    isinstance(element, cst.StarredElement) for element in target.target.elements):
+                self.found.setdefault(shape_of.value, len(target.target.elements))
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, cst.Equal):
+            return
+        left, right = node.left, node.comparisons[0].comparator
+        for dims, number in ((left, right), (right, left)):
+            name = _dims_of(dims)
+            if name is not None and isinstance(number, cst.Integer):
+                self.found.setdefault(name, int(number.value))
+
+
+def _dims_of(node: cst.BaseExpression) -> str | None:
+    """`x` for `x.dim()`, `x.ndimension()` and `x.ndim`."""
+    if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) \
+            and node.func.attr.value in ("dim", "ndimension") and isinstance(node.func.value, cst.Name):
+        return node.func.value.value
+    if isinstance(node, cst.Attribute) and node.attr.value == "ndim" and isinstance(node.value, cst.Name):
+        return node.value.value
+    return None

@@ -51,7 +51,8 @@ RULE = Rule(
                    "`int(v)` and the math functions are flagged only when the analysis can tell `v` is a "
                    "tensor: a tensor returned by a function it cannot read is missed. `idx[i]` used as an index is "
                    "taken for a 0-dim element: for a 2-D `idx` it is a row, a traced tensor index (a false "
-                   "positive).",
+                   "positive), unless the function shows its dimensions (`seq_length, batch = idx.shape`, "
+                   "`assert idx.dim() == 2`).",
     fix_safety="No automatic fix in `carve lint`. The compiler computes the tensor work inside the statement "
                "in the graph before it and runs only the conversion eagerly.",
 )
@@ -88,6 +89,8 @@ def _is_element_of_tensor(node: cst.Subscript, ctx: CheckContext) -> bool:
     the tensor is 1-D), not a slice, a tuple of indices or a tensor index."""
     if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
         return False
+    if isinstance(node.value, cst.Name) and ctx.tensors.ranks.get(node.value.value, 1) > 1:
+        return False  # `tags[0]` of a 2-D `tags` (`seq_length, batch = tags.shape`): a row, a traced tensor index
     position = node.slice[0].slice.value
     return _is_position(position, ctx) and ctx.tensors.is_tensor(node.value)
 

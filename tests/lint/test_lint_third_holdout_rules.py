@@ -280,3 +280,34 @@ def test_grad_after_an_augmented_assignment_is_crv032_and_a_method_update_is_not
                 p *= 0.5
             return p.grad
     """) == []
+
+
+# -- CRV004: a row of a tensor whose dimensions the function shows is not an element ------------
+
+
+def test_indexing_with_a_row_of_a_2d_tensor_is_not_crv004():
+    # explain (pytorch-crf's _compute_score): `start[tags[0]]` with `tags` of shape (seq, batch) -> one graph;
+    # the BiLSTM-CRF tutorial's 1-D `tags` -> `transitions[tags[i + 1], tags[i]]` reads .item()
+    assert codes("""
+        class CRF(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.start = nn.Parameter(torch.zeros(n))
+                self.transitions = nn.Parameter(torch.zeros(n, n))
+
+            def forward(self, emissions, tags):
+                seq_length, batch_size = tags.shape
+                score = self.start[tags[0]] + emissions[0, torch.arange(batch_size), tags[0]]
+                for i in range(1, seq_length):
+                    score = score + self.transitions[tags[i - 1], tags[i]]
+                return score
+
+            def score_1d(self, tags: torch.Tensor):
+                assert tags.dim() == 1
+                score = self.start[tags[0]]
+                for i in range(len(tags) - 1):
+                    score = score + self.transitions[tags[i + 1], tags[i]]
+                return score
+
+        crf = torch.compile(CRF(5))
+    """, all_functions=True)[-3:] == [("CRV004", 16), ("CRV006", 17), ("CRV004", 18)]
