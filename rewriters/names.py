@@ -58,9 +58,14 @@ class ImportTable:
                 self.aliases.setdefault(head, head)
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        if node.relative or node.module is None:
             return
         base = _module_name(node.module)
+        if isinstance(node.names, cst.ImportStar):
+            # `from random import *`: the public names of a standard-library module the rules know
+            for name in star_names(base):
+                self.aliases.setdefault(name, f"{base}.{name}")
+            return
         for alias in node.names:
             name = _module_name(alias.name)
             local = name
@@ -114,6 +119,26 @@ class _ImportCollector(cst.CSTVisitor):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         self.table.add_import_from(node)
+
+
+# Standard-library modules whose star imports are resolved (`from random import *` then `shuffle(xs)` is
+# random.shuffle): those whose functions the rules name. Their public names are read from the module's
+# `__all__` (importing these modules has no effect beyond defining them).
+STAR_IMPORTED_MODULES = frozenset({"random", "math", "time", "copy", "re"})
+_STAR_NAMES: dict[str, tuple[str, ...]] = {}
+
+
+def star_names(module: str) -> tuple[str, ...]:
+    """The names `from module import *` binds, for the modules of STAR_IMPORTED_MODULES; () for others."""
+    if module not in STAR_IMPORTED_MODULES:
+        return ()
+    if module not in _STAR_NAMES:
+        import importlib
+
+        imported = importlib.import_module(module)
+        _STAR_NAMES[module] = tuple(getattr(imported, "__all__", None) or (
+            name for name in vars(imported) if not name.startswith("_")))
+    return _STAR_NAMES[module]
 
 
 def is_module_itself(node: cst.BaseExpression, imports: ImportTable | None = None) -> bool:

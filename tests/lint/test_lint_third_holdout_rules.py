@@ -311,3 +311,18 @@ def test_indexing_with_a_row_of_a_2d_tensor_is_not_crv004():
 
         crf = torch.compile(CRF(5))
     """, all_functions=True)[-3:] == [("CRV004", 16), ("CRV006", 17), ("CRV004", 18)]
+
+
+def test_a_star_import_of_random_resolves_its_names():
+    # graykode's BERT data helper: `from random import *`, then shuffle() in a loop -> WON'T CONVERT
+    assert codes("""
+        from random import *
+
+        @torch.compile
+        def make_batch(tokens, n):
+            batch = []
+            while len(batch) < n:
+                shuffle(tokens)
+                batch.append(torch.tensor(tokens[:2]))
+            return torch.stack(batch)
+    """) == [("CRV006", 6), ("CRV013", 7)]
