@@ -38,7 +38,8 @@ from carve.rewriters.walk import import_table, walk
 from carve.rewriters.findings import Finding, Violation
 from carve.rewriters.names import ImportTable, dotted_name
 from carve.rewriters.rules import (
-    CALL_CHECKS, CALLEE_CHECKS, IF_EXPRESSION_CHECKS, STATEMENT_CHECKS, SUBSCRIPT_CHECKS, USER_CALLEE_CHECKS, rule,
+    CALL_CHECKS, CALLEE_CHECKS, IF_EXPRESSION_CHECKS, LOOP_TARGET_HOOKS, STATEMENT_CHECKS, SUBSCRIPT_CHECKS,
+    USER_CALLEE_CHECKS, rule,
 )
 from carve.rewriters.rules import crv002_skip_frame as skip_frame
 from carve.rewriters.rules import crv005_data_dependent_branch as data_dependent_branch
@@ -50,7 +51,6 @@ from carve.rewriters.rules import crv011_async as async_rule
 from carve.rewriters.rules import crv012_autograd_in_compiled as autograd_rule
 from carve.rewriters.rules import crv013_disabled_callee as disabled_callee
 from carve.rewriters.rules import crv019_python_side_effect as side_effects
-from carve.rewriters.rules import crv032_grad_after_inplace_update as grad_after_update
 from carve.rewriters.rules import crv022_handler_misses_graph_error as handler_misses_graph_error
 from carve.rewriters.scopes import OwnScopeVisitor
 from carve.rewriters.tensors import TensorInference
@@ -288,7 +288,8 @@ class _FunctionWalker:
             self._expressions(statement, statement.iter)
             for violation in disabled_callee.check_iteration(statement.iter, self.ctx):
                 self._record(statement, self._finding(violation, statement.iter, owner=statement))
-            grad_after_update.forget_loop_target(statement.target, self.ctx)
+            for hook in LOOP_TARGET_HOOKS:
+                hook(statement.target, statement.iter, self.ctx)
         elif isinstance(statement, cst.With):
             for item in statement.items:
                 self._expressions(statement, item.item)

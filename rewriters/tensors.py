@@ -89,6 +89,8 @@ class TensorInference:
         self.imports = imports
         self.returns_tensor = returns_tensor
         self.tensor_names: set[str] = set()
+        # The function's parameters but `self` and `cls`.
+        self.parameter_names = {param.name.value for param in _all_params(func.params)} - {"self", "cls"}
         # Parameters whose default is None (`def rand_bbox(shape, lam, count=None)`).
         self.none_defaults = {param.name.value for param in _all_params(func.params)
                               if isinstance(param.default, cst.Name) and param.default.value == "None"}

@@ -42,6 +42,12 @@ class CheckContext:
     # Names an augmented assignment updated in place so far, in source order (CRV032's statement check
     # keeps it: the analysis runs statement checks in that order).
     updated_in_place: set[str] = field(default_factory=set)
+    # Names holding a tensor the function was given (its parameters at first; CRV033's statement check
+    # keeps it, in source order).
+    input_names: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.input_names |= self.tensors.parameter_names
 
     def qualified(self, node: cst.BaseExpression) -> str | None:
         """`torch._dynamo.graph_break` for `dynamo.graph_break` after `import torch._dynamo as dynamo`."""

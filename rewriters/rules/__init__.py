@@ -63,6 +63,7 @@ from carve.rewriters.rules import (
     crv030_hook_handle_remove,
     crv031_numpy_random_draw,
     crv032_grad_after_inplace_update,
+    crv033_inplace_view_of_input,
 )
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
@@ -101,7 +102,11 @@ SUBSCRIPT_CHECKS = (crv009_data_dependent_shape.check_subscript, crv004_tensor_t
 IF_EXPRESSION_CHECKS = (crv005_data_dependent_branch.check_conditional,)
 # The checks the analysis runs on each small statement (an assignment's target and value together).
 # Run in source order, so a check may keep what earlier statements did (CRV032).
-STATEMENT_CHECKS = (crv029_data_dtype_change.check_statement, crv032_grad_after_inplace_update.check_statement)
+STATEMENT_CHECKS = (crv029_data_dtype_change.check_statement, crv032_grad_after_inplace_update.check_statement,
+                    crv033_inplace_view_of_input.check_statement)
+# What a `for` header binds, for the statement checks that keep facts in source order: called with the
+# loop's target, what it iterates and the function's CheckContext.
+LOOP_TARGET_HOOKS = (crv032_grad_after_inplace_update.forget_loop_target, crv033_inplace_view_of_input.bind_loop_target)
 # The checks the analysis runs on a call whose target a callee resolver classified (a `CalleeInfo`,
 # rewriters/callees.py), after the call checks. A marker or an I/O function the resolver recognised
 # under any name (`gb = torch._dynamo.graph_break; gb()`): where a call check already reported the
@@ -131,7 +136,8 @@ def rule(code: str) -> Rule:
 
 
 __all__ = [
-    "CALLEE_CHECKS", "CALL_CHECKS", "IF_EXPRESSION_CHECKS", "RULES", "STATEMENT_CHECKS", "SUBSCRIPT_CHECKS",
+    "CALLEE_CHECKS", "CALL_CHECKS", "IF_EXPRESSION_CHECKS", "LOOP_TARGET_HOOKS", "RULES", "STATEMENT_CHECKS",
+    "SUBSCRIPT_CHECKS",
     "USER_CALLEE_CHECKS",
     "Rule", "Strategy", "Violation", "rule",
 ]

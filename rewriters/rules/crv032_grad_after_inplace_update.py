@@ -64,7 +64,7 @@ def check_statement(stmt: cst.BaseSmallStatement, ctx: CheckContext):
                 updated.discard(target.value)
 
 
-def forget_loop_target(target: cst.BaseExpression, ctx: CheckContext) -> None:
+def forget_loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: CheckContext) -> None:
     """`for p in params:` binds `p` anew (the analysis calls it at each `for` header)."""
     if isinstance(target, cst.Name):
         ctx.updated_in_place.discard(target.value)

@@ -326,3 +326,40 @@ def test_a_star_import_of_random_resolves_its_names():
                 batch.append(torch.tensor(tokens[:2]))
             return torch.stack(batch)
     """) == [("CRV006", 6), ("CRV013", 7)]
+
+
+# -- CRV033: an in-place view of an input ----------------------------------------------------------
+
+
+def test_an_inplace_view_of_an_input_is_crv033_and_of_a_new_tensor_is_not():
+    # explain: x.t_(), x.unsqueeze_(0), x.data.transpose_(0, 1), self.w.data.t_() after a graph op ->
+    # "Unsupported function call (delayed)": "Getting an inplace view on a graph input is not supported";
+    # x.clone().t_() and x.mul_(2) -> traced
+    assert codes("""
+        @torch.compile
+        def step(param_groups):
+            for group in param_groups:
+                for p in group["params"]:
+                    grad = p.grad.data
+                    precond = grad @ grad.t()
+                    grad = grad.transpose_(0, 1).contiguous()
+                    grad = grad.view(-1)
+                    grad.unsqueeze_(0)
+
+        @torch.compile
+        def f(x):
+            y = x * 2
+            x.t_()
+            z = x.clone()
+            z.t_()
+            x.mul_(2)
+            return y, z
+
+        class Net(nn.Module):
+            def forward(self, x):
+                y = x * 2
+                self.w.data.t_()
+                return y
+
+        net = torch.compile(Net())
+    """) == [("CRV006", 3), ("CRV006", 4), ("CRV033", 7), ("CRV033", 14), ("CRV033", 23)]
