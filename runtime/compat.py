@@ -261,12 +261,23 @@ class _CarveCaptureConfig:
     Dynamo skips guards on module hooks by default (`skip_nnmodule_hook_guards`), so a hook
     registered after the first call would be missed; carve wants every read guarded.
 
+    A frame Dynamo compiles inside carve's call that is not a region's own (a callee it could
+    not inline, a function it resumes in after a break) and fails to compile (Dynamo's own bug:
+    torch 2.13 raises formatting `f"{x:.2f}"` of a float it made symbolic) has run nothing yet:
+    Dynamo runs it as Python (`suppress_errors`, from that compile until carve's call returns),
+    where torch.compile would raise after the region's earlier statements already ran. The
+    region's own frame keeps carve's handling (dynamo_capture.DynamoCapture.failed).
+
     `compiles` counts Dynamo's compiles: a call that sees it unchanged compiled nothing, met no
     break and has nothing to report (the one read a steady-state call makes); `starts` says where
     a call's compiles began in the break reasons, the unsupported list and the compile time.
     """
 
     def __init__(self) -> None:
+        # Code objects of carve's regions (the copies Dynamo captures), by id.
+        self._region_codes: dict[int, types.CodeType] = {}
+        # suppress_errors as it was before a compile of a nested frame set it (restore_after_call).
+        self._suppress_saved: list[bool] = []
         # Code objects of Dynamo's entry (the wrapper `torch.compile` returns) and of carve's calls
         # of it, by id (a code object Dynamo generates may hold a dict, and not hash): a compile is
         # carve's when the nearest Dynamo entry on the stack was called by carve.
@@ -311,8 +322,23 @@ class _CarveCaptureConfig:
         self._unsupported_at_start.append(dict(torch._dynamo.utils.counters["unimplemented"]))
         config = torch._dynamo.config
         self._saved.append(config.skip_nnmodule_hook_guards)
-        if self._started_by_carve():
+        if not self._started_by_carve():
+            self.restore_after_call()  # never left on for a compile of the user's own
+        else:
             config.skip_nnmodule_hook_guards = False
+            code = _code_being_compiled()
+            if code is not None and id(code) not in self._region_codes and not self._suppress_saved:
+                self._suppress_saved.append(config.suppress_errors)
+                config.suppress_errors = True
+
+    def region_code(self, code: types.CodeType) -> None:
+        """`code` is a region's own, which carve's capture handles when Dynamo fails on it."""
+        self._region_codes[id(code)] = code
+
+    def restore_after_call(self) -> None:
+        """After carve's Dynamo call (returned or raised): Dynamo's suppress_errors as it was."""
+        if self._suppress_saved:
+            torch._dynamo.config.suppress_errors = self._suppress_saved.pop()
 
     def dynamo_entry(self, code: types.CodeType) -> None:
         """`code` is Dynamo's entry, the wrapper its optimize returns."""
@@ -326,7 +352,7 @@ class _CarveCaptureConfig:
         """Whether the compile starting now is of code carve handed to Dynamo (a region, or a frame
         its compiled code calls), not of a user's own torch.compile. Read once per compile, so a
         region's call keeps no depth counter of its own."""
-        frame = sys._getframe(1)
+        frame: types.FrameType | None = sys._getframe(1)
         while frame is not None:
             if id(frame.f_code) in self._dynamo_entries:
                 caller = frame.f_back
@@ -343,6 +369,18 @@ class _CarveCaptureConfig:
             self.unsupported_met.extend(reason for reason, count in now.items() if count != before.get(reason, 0))
         if self._saved:
             torch._dynamo.config.skip_nnmodule_hook_guards = self._saved.pop()
+
+
+def _code_being_compiled() -> types.CodeType | None:
+    """The code object of the frame Dynamo is compiling now (read from its `_compile` frame)."""
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "_compile" and code.co_filename.endswith(_CONVERT_FRAME_FILE):
+            compiled = frame.f_locals.get("code")
+            return compiled if isinstance(compiled, types.CodeType) else None
+        frame = frame.f_back
+    return None
 
 
 CARVE_CAPTURE = _CarveCaptureConfig()

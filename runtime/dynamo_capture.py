@@ -236,6 +236,8 @@ class DynamoCapture:
             if mode != "permissive" and isinstance(fn, types.FunctionType):
                 fn = _fresh_code_copy(fn)
             self._variant_functions.append(fn)
+            if isinstance(fn, types.FunctionType):
+                _CAPTURE_CONFIG.region_code(fn.__code__)
             optimized = compat.dynamo_optimize(fn, self.recorder, fullgraph=mode == "fullgraph",
                                                dynamic=self.dynamic,
                                                recompile_limit=self.options.recompile_limit)
@@ -279,6 +281,7 @@ class DynamoCapture:
     def failed(self, error: Exception, args: tuple, mode: str) -> Any:
         """What a call whose capture raised gives: the user's own exception, eager's result, or
         carve's GraphBreakError naming the user's line."""
+        _CAPTURE_CONFIG.restore_after_call()
         if isinstance(error, GraphBreakError):
             raise error  # carve's own (an Unsupported too), from a region nested in this one: already located
         if isinstance(error, compat.DYNAMO_UNSUPPORTED):
@@ -318,6 +321,7 @@ class DynamoCapture:
         """Reports what a call's compiles did (the call began at `compiles`): breaks met, what
         Dynamo gave up on, the compile time."""
         config = _CAPTURE_CONFIG
+        config.restore_after_call()
         if compiles >= len(config.starts):
             return  # compiles counted before a reset of Dynamo's callbacks: nothing to read
         reasons_seen, unsupported_seen, compile_seconds = config.starts[compiles]

@@ -18,7 +18,6 @@ bench/real_scripts.py times the same scripts against torch.compile on the model.
 from __future__ import annotations
 
 import pytest
-import torch
 
 from tests.real_scripts.conftest import GRAPHS
 from tests.real_scripts.harness import CASES, HELD_OUT, assert_same, run_calls, unload
@@ -31,12 +30,8 @@ KNOWN_FAILURES = {
                "gradient penalty's autograd.grad(create_graph=True) differentiates the discriminator call that "
                "carve compiled in a region, and d_loss.backward() differentiates it again (torch.compile on the "
                "discriminator fails the same way)",
-    "mingpt_adder": "InternalTorchDynamoError (ValueError: Unknown format code 'f' for object of type 'str') on the "
-                    "second call: the region `self.trigger_callbacks('on_batch_end')` inlines the callback, whose "
-                    "f-string formats trainer.iter_dt (a float Dynamo made dynamic) with :.2f before the .item() "
-                    "graph break; Dynamo's own error, raised out of carve's region instead of running it as Python",
 }
-KNOWN_FAILURE_ERRORS = {"wgan_gp": RuntimeError, "mingpt_adder": torch._dynamo.exc.InternalTorchDynamoError}
+KNOWN_FAILURE_ERRORS = {"wgan_gp": RuntimeError}
 
 
 def cases() -> list:

@@ -1,5 +1,9 @@
 """Which compiles are carve's: Dynamo settings carve wants apply to its compiles only.
 
+(A callee Dynamo fails to compile inside carve's call runs as Python, with `suppress_errors`
+on for that compile only: tests/real_scripts, minGPT's trainer, whose callback torch 2.13's
+Dynamo fails on.)
+
 carve guards module hooks in its regions (Dynamo's `skip_nnmodule_hook_guards` off while
 carve's compile runs); a user's own torch.compile in the same process, called inside or
 outside a carve-compiled function, keeps torch's setting.
@@ -59,3 +63,4 @@ def test_a_hook_registered_after_the_first_call_runs_in_a_region():
     torch.testing.assert_close(compiled(x), step(x))
     handle.remove()
     torch.testing.assert_close(compiled(x), step(x))
+

@@ -229,7 +229,11 @@ def test_the_tutorial_loop_gives_eager_values_and_prints_while_weighed(monkeypat
             want = train_poly(x, y, eager_params, 1e-6, 30)
         assert got == want
         assert got_out.getvalue() == want_out.getvalue()
-    assert [r.path for r in compiled.regions if r.graphs or r.path == "eager"].count("eager") == 2
+    # Every region the backend compiled sleeps 0.3 ms a call, far longer than its Python: each
+    # was weighed and runs as Python.
+    weighed = [r for r in compiled.regions if r.graphs]
+    assert len(weighed) >= 2
+    assert all(r.path == "eager" and r.eager_reason.startswith("faster as Python") for r in weighed)
 
 
 def test_explain_names_the_regions_kept_as_python_and_why(monkeypatch):
@@ -240,7 +244,7 @@ def test_explain_names_the_regions_kept_as_python_and_why(monkeypatch):
     with contextlib.redirect_stdout(io.StringIO()):
         report = carve.explain(carve.compile(train_poly, backend=sleeping_backend(3e-4)))(x, y, params, 1e-6, 30)
     lines = [line for line in str(report).splitlines() if "faster as Python" in line]
-    assert len(lines) == 2, str(report)
+    assert len(lines) >= 2, str(report)  # every region the sleeping backend compiled
     assert all("runs eagerly" in line and "its compiled call took" in line for line in lines)
 
 
