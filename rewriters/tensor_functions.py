@@ -40,8 +40,8 @@ source alone and leaning towards precision: tensor-only vocabulary on any value 
 **`, unary `-`) on a parameter that nothing marks as a Python value (a non-tensor
 annotation; a numeric, string, bool or None default; use in `range()`, `len()`, `str()`,
 `%`, `//`, or as an index), or passing a parameter to a function that does tensor work.
-Fetching a batch from a DataLoader (`next(self.data_iter)`, `iter(train_loader)`, by the
-name) is tensor work and break-prone: its batches are tensors, and torch.compile skips its
+Fetching a batch from a DataLoader (`next(self.data_iter)`, `iter(train_loader)`, `for x, y in
+train_loader`, by the name) is tensor work and break-prone: its batches are tensors, and torch.compile skips its
 iterators. Break-prone: I/O and logging calls, tensor-to-Python conversions, `if`/`while`/conditional
 expressions, boolean-mask indexing, `.backward()`, `yield`, `await`, a call to a function
 marked disable.
@@ -302,6 +302,11 @@ class _Evidence(cst.CSTVisitor):
             return (method in SCHEDULER_METHODS and "sched" in receiver) or (
                 method in PROGRESS_BAR_METHODS and any(word in receiver for word in ("pbar", "progress", "tqdm")))
         return False
+
+    def visit_For(self, node: cst.For) -> None:
+        if is_data_loader_name(node.iter):
+            # `for x, y in train_loader:`: its batches are tensors, and torch.compile skips its iterator (CRV013)
+            self.vocabulary = self.break_prone = True
 
     def visit_If(self, node: cst.If) -> None:
         self.break_prone = True

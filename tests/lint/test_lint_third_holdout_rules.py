@@ -363,3 +363,13 @@ def test_an_inplace_view_of_an_input_is_crv033_and_of_a_new_tensor_is_not():
 
         net = torch.compile(Net())
     """) == [("CRV006", 3), ("CRV006", 4), ("CRV033", 7), ("CRV033", 14), ("CRV033", 23)]
+
+
+def test_a_function_looping_over_a_data_loader_is_in_the_all_scope():
+    assert codes("""
+        def evaluate_loss(net, data_iter, loss):
+            total = 0.0
+            for X, y in data_iter:
+                total = total + loss(net(X), y)
+            return total
+    """, all_functions=True) == [("CRV013", 3)]
