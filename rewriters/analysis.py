@@ -135,6 +135,8 @@ class ModuleContext:
     # `nonzero` an unbacked size (CheckContext.dynamic_output_sizes_traced): carve's compiler asks so;
     # `carve lint` asks for a function compiled without fullgraph, where it is a break.
     dynamic_output_sizes_traced = True
+    # `carve lint` analyses (CheckContext.for_lint); carve's compiler does not.
+    for_lint = False
 
     def __init__(self, module: cst.Module, filename: str = "<unknown>", line_offset: int = 0) -> None:
         self.module = module
@@ -185,7 +187,7 @@ def analyze_function(
         return False
 
     ctx = CheckContext(module.imports, TensorInference(func, module.imports, returns_tensor if oracles else None),
-                       module.dynamic_output_sizes_traced)
+                       module.dynamic_output_sizes_traced, module.for_lint)
     walker = _FunctionWalker(analysis, module, ctx, resolver, forced_breaks or {})
     walker.run()
     analysis.findings.sort(key=lambda f: (f.line, f.column, f.code))

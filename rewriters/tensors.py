@@ -31,7 +31,8 @@ NON_TENSOR_ATTRIBUTES = frozenset({
     "shape", "dtype", "device", "ndim", "requires_grad", "is_leaf", "layout", "is_cuda", "names",
     "is_sparse", "is_quantized", "is_meta", "training", "grad_fn", "itemsize", "nbytes",
 })
-TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "grad", "data", "real", "imag"})
+# (`values` and `indices`: the fields of what `max(dim)`, `topk`, `sort`, ... return, a named tuple of tensors.)
+TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "grad", "data", "real", "imag", "values", "indices"})
 # torch.* functions that do not return tensors.
 TORCH_NON_TENSOR = frozenset({
     "torch.is_tensor", "torch.is_grad_enabled", "torch.numel", "torch.get_default_dtype",

@@ -39,6 +39,9 @@ class CheckContext:
     # them); without fullgraph Dynamo ends the graph there ("Dynamic shape operator", CRV009), which is
     # what `carve lint` asks of a function compiled without it.
     dynamic_output_sizes_traced: bool = True
+    # The analysis runs for `carve lint` (where does torch.compile break?) rather than for carve's compiler,
+    # which decides by itself what runs eagerly (a rule reported by the lint only reads it: CRV034).
+    for_lint: bool = False
     # Names an augmented assignment updated in place so far, in source order (CRV032's statement check
     # keeps it: the analysis runs statement checks in that order).
     updated_in_place: set[str] = field(default_factory=set)

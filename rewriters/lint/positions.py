@@ -113,6 +113,7 @@ class LintModuleContext(ModuleContext):
     driver says so for one compiled with it), where `nonzero` ends the graph."""
 
     dynamic_output_sizes_traced = False
+    for_lint = True
 
     def __init__(self, module: cst.Module, filename: str, source: str | bytes, line_offset: int = 0, imports=None) -> None:
         """`line_offset` and `imports`: for a piece of a file parsed alone (a function followed from

@@ -64,6 +64,7 @@ from carve.rewriters.rules import (
     crv031_numpy_random_draw,
     crv032_grad_after_inplace_update,
     crv033_inplace_view_of_input,
+    crv034_optimizer_step,
 )
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
@@ -94,6 +95,7 @@ CALL_CHECKS = (
     crv028_legacy_constructor.check_call,
     crv030_hook_handle_remove.check_call,
     crv031_numpy_random_draw.check_call,
+    crv034_optimizer_step.check_call,
     crv012_autograd_in_compiled.check_call,
     crv014_numpy_call.check_call,
     crv023_reads_own_frame.check_call,
@@ -102,8 +104,8 @@ SUBSCRIPT_CHECKS = (crv009_data_dependent_shape.check_subscript, crv004_tensor_t
 IF_EXPRESSION_CHECKS = (crv005_data_dependent_branch.check_conditional,)
 # The checks the analysis runs on each small statement (an assignment's target and value together).
 # Run in source order, so a check may keep what earlier statements did (CRV032).
-STATEMENT_CHECKS = (crv029_data_dtype_change.check_statement, crv032_grad_after_inplace_update.check_statement,
-                    crv033_inplace_view_of_input.check_statement)
+STATEMENT_CHECKS = (crv005_data_dependent_branch.check_assert, crv029_data_dtype_change.check_statement,
+                    crv032_grad_after_inplace_update.check_statement, crv033_inplace_view_of_input.check_statement)
 # What a `for` header binds, for the statement checks that keep facts in source order: called with the
 # loop's target, what it iterates and the function's CheckContext.
 LOOP_TARGET_HOOKS = (crv032_grad_after_inplace_update.forget_loop_target, crv033_inplace_view_of_input.bind_loop_target)

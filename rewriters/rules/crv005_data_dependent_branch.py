@@ -2,6 +2,8 @@
 
     y = x * 2 if x.sum() > 0 else x * 3          # CRV005: Python must read the tensor to choose
     y = x * 2 if x.shape[0] > 2 else x * 3       # not flagged: a shape is known when tracing
+    assert not torch.isnan(loss)                 # CRV005: `not` (or `and`/`or`) of a tensor in an assert
+    assert torch.isfinite(loss).all()            # not flagged: Dynamo turns a tensor assert into an op
 
 selects element-wise instead, in one graph:
 
@@ -9,7 +11,7 @@ selects element-wise instead, in one graph:
 
 `check_conditional` checks conditional expressions, `check_condition` the header of an
 `if`/`elif` or `while` statement (the analysis, rewriters/analysis.py, records that finding on
-the statement, whose header it is).
+the statement, whose header it is), `check_assert` an `assert` (a statement check).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ RULE = Rule(
     Strategy.REWRITE,
     hoistable=True,
     what="Flags `if`, `elif` and `while` conditions and conditional expressions (`a if cond else b`) whose "
-         "value depends on a tensor's data (`x.sum() > 0`), not on its shape, dtype or device.",
+         "value depends on a tensor's data (`x.sum() > 0`), not on its shape, dtype or device; and an `assert` "
+         "of `not`, `and` or `or` of such values (torch.compile traces `assert t` itself, but not `not t`).",
     why="The branch taken is decided by Python from a value computed in the graph: the graph has to end at "
         "the condition and hand the value to Python, and each branch becomes a graph of its own.",
     bad_example="if x.sum() > 0:\n    y = x * 2\nelse:\n    y = -x",
@@ -51,3 +54,14 @@ def check_condition(test: cst.BaseExpression, keyword: str, ctx: CheckContext):
     finding on the whole statement, whose header it is."""
     if ctx.tensors.reads_value(test):
         yield Violation(RULE.code, f"`{keyword}` condition depends on a tensor's value")
+
+
+def check_assert(stmt: cst.BaseSmallStatement, ctx: CheckContext):
+    """`assert not torch.isnan(loss)`, `assert a.all() and b.all()`: Dynamo 2.13 turns `assert t` of a tensor
+    into a graph operation, but a `not`, `and` or `or` of tensors must be decided in Python ("generic_jump")."""
+    if not isinstance(stmt, cst.Assert):
+        return
+    test = stmt.test
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and ctx.tensors.reads_value(
+            test.expression) or isinstance(test, cst.BooleanOperation) and ctx.tensors.reads_value(test):
+        yield Violation(RULE.code, "`assert` condition (`not`, `and` or `or` of a tensor) depends on a tensor's value")

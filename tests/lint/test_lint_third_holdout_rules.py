@@ -373,3 +373,56 @@ def test_a_function_looping_over_a_data_loader_is_in_the_all_scope():
                 total = total + loss(net(X), y)
             return total
     """, all_functions=True) == [("CRV013", 3)]
+
+
+# -- CRV005: assert of `not` / `and` of tensors; CRV009: a mask from a reduction's values ---------
+
+
+def test_an_assert_of_not_a_tensor_is_crv005_and_an_assert_of_a_tensor_is_not():
+    # explain: `assert not torch.isnan(y.sum())`, `assert a.all() and b.all()` -> "generic_jump TensorVariable()";
+    # `assert (y > -100).all()`, `assert torch.isfinite(y).all(), "bad"` -> traced
+    assert codes("""
+        @torch.compile
+        def f(x):
+            y = x * 2
+            assert not torch.isnan(y.sum()), "nan"
+            assert (y > -100).all() and (y < 100).all()
+            assert (y > -100).all()
+            assert torch.isfinite(y).all(), "bad"
+            assert y.shape[0] == 3
+            return y
+    """) == [("CRV005", 4), ("CRV005", 5)]
+
+
+def test_the_values_of_a_reduction_are_a_tensor_and_a_comparison_of_them_a_mask():
+    # explain: `probs[probs.max(-1).values > t]` -> "Dynamic shape operator"
+    assert codes("""
+        @torch.compile
+        def select(model, x, threshold):
+            probs = model(x).softmax(-1)
+            confident = probs.max(-1).values > threshold
+            return probs[confident]
+    """) == [("CRV009", 5)]
+
+
+# -- CRV034: a torch.optim optimizer's step ------------------------------------------------------
+
+
+def test_an_optimizer_step_after_tensor_work_is_crv034():
+    # explain: torch.optim.SGD / Adam / AdamW `step()` after a forward -> "Call to torch._dynamo.graph_break()"
+    # (torch/optim/optimizer.py breaks around the step), fresh or already stepped
+    assert codes("""
+        @torch.compile
+        def step(model, optimizer, x, y, i):
+            loss = F.cross_entropy(model(x), y) / 4
+            if (i + 1) % 4 == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+            return loss
+    """) == [("CRV034", 5)]
+    # first thing, it splits no graph; carve's compiler keeps its own reading (a Python side effect)
+    assert codes("""
+        @torch.compile
+        def step(opt):
+            opt.step()
+    """, extend_select=["CRV027"]) == [("CRV027", 3)]
