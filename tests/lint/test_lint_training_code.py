@@ -134,14 +134,24 @@ def test_breaks_of_training_code(body, expected):
             return 1
 
     @torch.compile
-    def steps_something_else(x, trainer, optimizer):
+    def steps_something_else(x, trainer):
         trainer.step()
-        optimizer.step()
         return x * 2
     """,
 ])
 def test_look_alikes_torch_compile_traces(body):
     assert _found(body) == []
+
+
+def test_an_optimizer_step_is_not_a_skipped_call_but_torch_optims_own_break():
+    # not a scheduler (CRV013); torch.optim's step calls torch._dynamo.graph_break() around itself (CRV034)
+    assert _found("""
+    @torch.compile
+    def step(x, optimizer):
+        y = x * 2
+        optimizer.step()
+        return y
+    """) == [(4, "CRV034")]
 
 
 def test_all_scope_includes_functions_that_run_a_model_or_read_the_clock():
