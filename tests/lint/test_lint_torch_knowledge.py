@@ -110,6 +110,7 @@ import contextlib
 import logging
 import time
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -195,9 +196,107 @@ def context_manager(x):
     with tagged():
         y = y + 1
     return y
+
+
+@torch.compile(backend="eager")
+def nonzero_after(x):
+    y = x * 2
+    return torch.nonzero(y > 0) + 1
+
+
+@torch.compile(backend="eager")
+def repeat_interleave_int(x):
+    y = x * 2
+    return torch.repeat_interleave(y, y.shape[0])
+
+
+@torch.compile(backend="eager")
+def repeat_interleave_tensor(x):
+    y = x * 2
+    return torch.repeat_interleave(y, (y.abs() * 2).long())
+
+
+@torch.compile(backend="eager")
+def numpy_beta_after(x):
+    y = x * 2
+    return y * float(np.random.beta(1.0, 1.0))
+
+
+@torch.compile(backend="eager")
+def numpy_array_draw(x):
+    y = x * 2
+    return y, np.random.rand(4)
+
+
+@torch.compile(backend="eager")
+def assert_not_after(x):
+    y = x * 2
+    assert not torch.isnan(y.sum())
+    return y
+
+
+@torch.compile(backend="eager")
+def assert_tensor_after(x):
+    y = x * 2
+    assert torch.isfinite(y).all()
+    return y
+
+
+@torch.compile(backend="eager")
+def inplace_view_of_input(x):
+    y = x * 2
+    x.t_()
+    return y
+
+
+@torch.compile(backend="eager")
+def inplace_view_of_new(x):
+    y = x * 2
+    z = y.clone()
+    z.t_()
+    return z
+
+
+@torch.compile(backend="eager")
+def item_of_linspace_elements(x):
+    return [v.item() for v in torch.linspace(0, 1, 4)]
+
+
+@torch.compile(backend="eager")
+def data_loader_built(x):
+    y = x * 2
+    return torch.utils.data.DataLoader(torch.utils.data.TensorDataset(y), 2)
+
+
+@torch.compile(backend="eager")
+def optimizer_step_after(x, optimizer):
+    y = x * 2
+    optimizer.step()
+    return y
+
+
+@torch.compile(backend="eager")
+def sgd_by_augmented_assignment(params):
+    with torch.no_grad():
+        for p in params:
+            p -= 0.1 * p.grad
+            p.grad.zero_()
 '''
 INPUTS = {"rnn_module": lambda: (torch.randn(2, 3, 4),), "rnn_cell": lambda: (torch.randn(2, 3, 4),),
-          "slicing_with_tensor_elements": lambda: (torch.randn(20),)}
+          "slicing_with_tensor_elements": lambda: (torch.randn(20),), "inplace_view_of_input": lambda: (torch.randn(2, 3),),
+          "inplace_view_of_new": lambda: (torch.randn(2, 3),), "optimizer_step_after": lambda: _optimizer_input(),
+          "sgd_by_augmented_assignment": lambda: ([_with_grad()],)}
+
+
+def _with_grad():
+    w = torch.randn(3, requires_grad=True)
+    (w * 2).sum().backward()
+    return w
+
+
+def _optimizer_input():
+    w = _with_grad()
+    return torch.randn(4), torch.optim.SGD([w], lr=0.1)
 
 
 @pytest.fixture(scope="module")
@@ -215,6 +314,10 @@ def agreement(tmp_path_factory):
 @pytest.mark.parametrize("name", [
     "log_first", "log_after", "clock_first", "clock_after", "tolist_first", "tolist_after", "rnn_module",
     "rnn_cell", "slicing_with_tensor_elements", "generator_call", "context_manager",
+    # the constructs the third held-out real-code corpus led to (docs/lint.md)
+    "nonzero_after", "repeat_interleave_int", "repeat_interleave_tensor", "numpy_beta_after", "numpy_array_draw",
+    "assert_not_after", "assert_tensor_after", "inplace_view_of_input", "inplace_view_of_new",
+    "item_of_linspace_elements", "data_loader_built", "optimizer_step_after", "sgd_by_augmented_assignment",
 ])
 def test_lint_and_explain_agree_on_the_installed_torch(name, agreement):
     module, findings, path = agreement
