@@ -49,8 +49,12 @@ class CheckContext:
     # keeps it, in source order).
     input_names: set[str] = field(default_factory=set)
 
+    # The names as they were before the statement being checked (its calls see those).
+    input_names_before: set[str] = field(default_factory=set)
+
     def __post_init__(self) -> None:
         self.input_names |= self.tensors.parameter_names
+        self.input_names_before = self.input_names
 
     def qualified(self, node: cst.BaseExpression) -> str | None:
         """`torch._dynamo.graph_break` for `dynamo.graph_break` after `import torch._dynamo as dynamo`."""

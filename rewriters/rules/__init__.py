@@ -96,6 +96,7 @@ CALL_CHECKS = (
     crv030_hook_handle_remove.check_call,
     crv031_numpy_random_draw.check_call,
     crv034_optimizer_step.check_call,
+    crv033_inplace_view_of_input.check_call,
     crv012_autograd_in_compiled.check_call,
     crv014_numpy_call.check_call,
     crv023_reads_own_frame.check_call,

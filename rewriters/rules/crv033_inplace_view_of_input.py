@@ -15,11 +15,12 @@ the graph breaks there. A graph input is a tensor from outside the frame: a para
 function, or what is reached from one or from `self` by attributes (`p.grad.data`,
 `self.weight`), or by iterating them (`for p in group["params"]`).
 
-`check_statement` runs on each small statement in source order (rewriters/rules/__init__.py,
-`STATEMENT_CHECKS`) and keeps on the function's CheckContext which names hold inputs
-(`input_names`): the parameters at first, then each name assigned one (`grad = p.grad.data`) or
-bound by iterating one (`bind_loop_target`, called at each `for` header); a name assigned anything
-else holds a tensor the function made.
+`check_call` finds the call (the analysis runs it on every call); `check_statement`, run on each
+small statement in source order before its calls are checked (rewriters/rules/__init__.py,
+`STATEMENT_CHECKS`), keeps on the function's CheckContext which names hold inputs: the parameters
+at first, then each name assigned one (`grad = p.grad.data`) or bound by iterating one
+(`bind_loop_target`, called at each `for` header); a name assigned anything else holds a tensor the
+function made. The calls of a statement see the names as they were before it (`input_names_before`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ import libcst as cst
 from carve.rewriters.checks.context import CheckContext
 from carve.rewriters.names import dotted_name
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
-from carve.rewriters.scopes import OwnScopeVisitor
 
 RULE = Rule(
     "CRV033", "inplace-view-of-input", "in-place view operation on an input tensor",
@@ -55,16 +55,20 @@ RULE = Rule(
 INPLACE_VIEW_METHODS = frozenset({"transpose_", "t_", "squeeze_", "unsqueeze_", "swapdims_", "swapaxes_", "as_strided_"})
 
 
+def check_call(call: cst.Call, ctx: CheckContext):
+    """`grad.transpose_(0, 1)` with `grad` holding an input."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in INPLACE_VIEW_METHODS and _is_input(
+            func.value, ctx.input_names_before):
+        yield Violation(RULE.code, f".{func.attr.value}() of {dotted_name(func.value) or 'an input'}, a tensor the "
+                                   "compiled function was given: torch.compile does not trace an in-place view of an "
+                                   "input")
+
+
 def check_statement(stmt: cst.BaseSmallStatement, ctx: CheckContext):
-    """An in-place view of an input in `stmt`; then what `stmt` binds."""
-    inputs = ctx.input_names
-    calls = _InplaceViews()
-    stmt.visit(calls)
-    for method, receiver in calls.found:
-        if _is_input(receiver, inputs):
-            yield Violation(RULE.code, f".{method}() of {dotted_name(receiver) or 'an input'}, a tensor the compiled "
-                                       "function was given: torch.compile does not trace an in-place view of an input")
-    targets = []
+    """What `stmt` binds: `grad = p.grad.data` holds an input, `grad = grad.view(-1)` a new tensor."""
+    ctx.input_names_before = ctx.input_names
+    targets: list[cst.BaseAssignTargetExpression] = []
     if isinstance(stmt, cst.Assign):
         targets = [t.target for t in stmt.targets]
     elif isinstance(stmt, cst.AnnAssign):
@@ -72,14 +76,18 @@ def check_statement(stmt: cst.BaseSmallStatement, ctx: CheckContext):
     value = getattr(stmt, "value", None)
     for target in targets:
         if isinstance(target, cst.Name):
-            if value is not None and _is_input(value, inputs):
-                inputs.add(target.value)
-            else:
-                inputs.discard(target.value)
+            holds_input = value is not None and _is_input(value, ctx.input_names_before)
+            if holds_input != (target.value in ctx.input_names):
+                if ctx.input_names is ctx.input_names_before:
+                    ctx.input_names = set(ctx.input_names)  # the statement's calls still see the names before it
+                (ctx.input_names.add if holds_input else ctx.input_names.discard)(target.value)
+    return
+    yield  # a statement check: a generator that reports nothing itself
 
 
 def bind_loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: CheckContext) -> None:
     """`for p in group["params"]`: `p` holds an input when what it iterates is one."""
+    ctx.input_names_before = ctx.input_names
     if isinstance(target, cst.Name):
         if _is_input(iterable, ctx.input_names):
             ctx.input_names.add(target.value)
@@ -96,12 +104,3 @@ def _is_input(node: cst.BaseExpression, inputs: set[str]) -> bool:
             return False  # `x[mask]`, `x[1:]`: a new tensor or a view, not the input itself
         node = node.value
     return isinstance(node, cst.Name) and (node.value in inputs or node.value == "self")
-
-
-class _InplaceViews(OwnScopeVisitor):
-    def __init__(self) -> None:
-        self.found: list[tuple[str, cst.BaseExpression]] = []  # (method, receiver)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in INPLACE_VIEW_METHODS:
-            self.found.append((node.func.attr.value, node.func.value))
