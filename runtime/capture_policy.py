@@ -5,7 +5,8 @@
 
 Every region is captured by `torch._dynamo` (docs/architecture.md); the only other answer is
 Python, for a reason carve states once (not a Python function, no tensor operations, the
-cost check found Python faster, it compiles again on most calls: `recompiles_on_most_calls`).
+cost check found Python faster, it compiles again on most calls: `recompiles_on_most_calls`,
+it compiled again and made no graph: `compiles_for_nothing`).
 `carve.explain` prints the path and its reason.
 
 The break policy, as torch.compile's: a `fullgraph` scope makes every break an error (a nested
@@ -69,6 +70,18 @@ def recompiles_on_most_calls(compiles: int, calls: int, failed_guards: list[str]
     if compiles < CHURN_COMPILES or 2 * compiles < calls or not failed_guards:
         return False
     return len({_guard_shape(reason) for reason in failed_guards}) == 1
+
+
+# A region Dynamo compiled this many times without making a graph runs as Python from then on.
+NO_GRAPH_COMPILES = 2
+
+
+def compiles_for_nothing(compiles: int, graphs: int) -> bool:
+    """Whether a region keeps compiling and never makes a graph: Dynamo's capture runs its Python
+    and guards it, each compile a trace (2.5 s for transformers' `optimizer_grouped_parameters`
+    list over BERT's named parameters, traced again on each call as new objects fail its
+    guards), and no graph ever pays for it. Its Python gives the same answer, sooner."""
+    return graphs == 0 and compiles >= NO_GRAPH_COMPILES
 
 
 def failed_guard(reason: str) -> str:

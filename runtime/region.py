@@ -239,7 +239,16 @@ class GraphRegion:
             return
         if not self._calls:
             self._calls = 1  # the first compile: counting starts
-        if self.options.fullgraph or capture.compiles < capture_policy.CHURN_COMPILES:
+        if self.options.fullgraph:
+            return
+        if capture_policy.compiles_for_nothing(capture.compiles, len(capture.recorder.graphs)):
+            self._steady, self.eager = False, True
+            self.eager_reason = f"compiled {capture.compiles} times without a graph: its Python costs no compile"
+            log.log_once(("no graph", self.filename, self.first_line), log.perf_log, logging.INFO,
+                         "region %s (%s:%d) runs as Python from now on: it %s", self.name, self.filename,
+                         self.first_line, self.eager_reason)
+            return
+        if capture.compiles < capture_policy.CHURN_COMPILES:
             return
         failed = capture.describe_recompiles()
         if not capture_policy.recompiles_on_most_calls(capture.compiles, self._calls, failed):

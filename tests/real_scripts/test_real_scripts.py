@@ -92,3 +92,20 @@ def test_training_scripts_under_inductor_equal_eager(name):
     finally:
         unload(eager)
         unload(carved)
+
+
+def test_the_fine_tuning_loop_stops_compiling_after_its_first_calls():
+    """run_glue's `train()` builds its optimizer groups from BERT's parameter names on every call:
+    Python work Dynamo captures without a graph, compiling its callees again on each call. Such
+    a region runs as Python after NO_GRAPH_COMPILES compiles, so from the third call on nothing
+    compiles (the model's forward compiles twice: its loss sets `config.problem_type` once)."""
+    from carve.runtime.compat import CARVE_CAPTURE
+
+    run = run_calls(CASES["glue_finetune"], "carve", 3, backend="aot_eager")
+    try:
+        compiled_before = CARVE_CAPTURE.compiles
+        for _ in range(3):
+            run.call(record=False)
+        assert CARVE_CAPTURE.compiles == compiled_before
+    finally:
+        unload(run)

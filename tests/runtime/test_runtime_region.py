@@ -423,3 +423,5 @@ def test_dynamos_own_error_on_the_regions_frame_runs_it_as_python_said_once(make
             assert torch.equal(r(x, n), tensor_of_a_deque(x, n))
     assert r.path == "eager" and "torch._dynamo failed to compile it" in r.capture_path.reason
     assert len([rec for rec in caplog.records if "runs eagerly" in rec.getMessage()]) == 1
+
+
