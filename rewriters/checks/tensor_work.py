@@ -107,6 +107,9 @@ class _TensorWork(OwnScopeVisitor):
     def __init__(self, tensors: TensorWork) -> None:
         self.tensors = tensors
         self.found = False
+        # names bound by iterating a parameter that may hold tensors (`for a in tensors`)
+        self.elements_of_parameters = {name for name, iterated in tensors._iterations
+                                       if isinstance(iterated, cst.Name) and iterated.value in tensors.parameters}
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self.found:
@@ -170,9 +173,14 @@ class _TensorWork(OwnScopeVisitor):
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         # A tensor, or a module's attribute (`self.pe[:n]`, `self.transformer.wpe.weight[:n]`):
-        # mostly buffers and parameters.
+        # mostly buffers and parameters; or an element of a parameter indexed by a name
+        # (`tuple(a[indices] for a in tensors)`: the parameter may hold tensors).
         if self.tensors.is_tensor(node.value) or (
                 isinstance(node.value, cst.Attribute) and (dotted_name(node.value) or "").startswith("self.")):
+            self.found = True
+        elif isinstance(node.value, cst.Name) and node.value.value in self.elements_of_parameters and any(
+                isinstance(element.slice, cst.Index) and isinstance(element.slice.value, cst.Name)
+                for element in node.slice):
             self.found = True
 
     def visit_Assign(self, node: cst.Assign) -> None:

@@ -580,7 +580,9 @@ class _MethodResolver:
         if self.owner is None or not dotted or not dotted.startswith("self.") or dotted.count(".") != 1:
             cross = self.linter.cross
             return cross.resolve(call, dotted, qualified) if cross is not None else None
-        method = self.linter.index.method(self.owner, dotted[len("self."):])
+        # the class's own method, or one it inherits from a base class of this file
+        method = next((found for owner in self.linter._class_and_local_bases(self.owner)
+                       if (found := self.linter.index.method(owner, dotted[len("self."):])) is not None), None)
         if method is None:
             attributes = self.linter.attribute_classes(self.owner)
             classes = set(attributes.get(dotted[len("self."):], ()))

@@ -426,3 +426,24 @@ def test_an_optimizer_step_after_tensor_work_is_crv034():
         def step(opt):
             opt.step()
     """, extend_select=["CRV027"]) == [("CRV027", 3)]
+
+
+# -- what a method inherits, and indexing elements of a parameter ---------------------------------
+
+
+def test_a_method_inherited_from_a_base_class_of_the_file_is_followed():
+    # d2l: SyntheticRegressionData.get_dataloader calls DataModule.get_tensorloader, which builds a DataLoader
+    # after indexing the tensors it is given (explain: "Attempted to inline function marked as skipped")
+    assert codes("""
+        class DataModule:
+            def get_tensorloader(self, tensors, train, indices=slice(0, None)):
+                tensors = tuple(a[indices] for a in tensors)
+                dataset = torch.utils.data.TensorDataset(*tensors)
+                return torch.utils.data.DataLoader(dataset, self.batch_size, shuffle=train)
+
+        class Synthetic(DataModule):
+            @torch.compile
+            def get_dataloader(self, train):
+                i = slice(0, self.num_train) if train else slice(self.num_train, None)
+                return self.get_tensorloader((self.X, self.y), train, i)
+    """) == [("CRV013", 4), ("CRV013", 5), ("CRV016", 11)]
