@@ -49,11 +49,12 @@ def test_the_second_held_out_real_code_corpus_keeps_its_measured_accuracy(all_fu
     assert report["recall"] >= recall, report["misses"]
 
 
-@pytest.mark.parametrize("all_functions, precision, recall", [(False, 0.80, 0.65), (True, 0.81, 0.60)], ids=["compiled", "all"])
+@pytest.mark.parametrize("all_functions, precision, recall", [(False, 0.95, 0.95), (True, 0.97, 0.90)], ids=["compiled", "all"])
 def test_the_third_held_out_real_code_corpus_keeps_its_measured_accuracy(all_functions, precision, recall, tmp_path):
     """160 functions of seven further repositories (d2l, timm, torch-optimizer, pytorch-crf, lion-pytorch,
     ema-pytorch, pytorch-msssim; docs/lint.md), labelled before any lint run: precision 0.80 (28/35), recall 0.65
-    (28/43) compiled and 0.81 (26/32), 0.60 (26/43) with --all at the first measurement, before any change;
+    (28/43) compiled and 0.81 (26/32), 0.60 (26/43) with --all at the first measurement, before any change; after
+    the changes its misses led to (no longer held out) 41/43 and 41/43 compiled, 39/40 and 39/43 with --all;
     floors against regressions."""
     report = evaluate(REAL_HOLDOUT3, all_functions=all_functions, workdir=tmp_path)
     assert report["cases"] >= 150 and report["breaking"] >= 40
