@@ -90,15 +90,21 @@ class _Binding:
 
 class BackwardRoots:
     """`roots_of(statement)`: the backward sites (numbered in source order) that reach a value
-    the statement computes. Built once per function."""
+    the statement computes. `differentiated_twice(statement)`: a site that builds a graph of its
+    own gradient (`create_graph=True`: a gradient penalty, a Hessian-vector product) reaches it.
+    Built once per function."""
 
     def __init__(self, analysis: FunctionAnalysis, dataflow: Dataflow) -> None:
         self.dataflow = dataflow
         self.sites: list[cst.CSTNode] = []
         self._marks: dict[int, set[int]] = {}
         self._cache: dict[int, frozenset[int]] = {}
+        # Sites (by number) that differentiate with create_graph=True, and what they reach.
+        self._twice_sites: set[int] = set()
+        self._twice: set[int] = set()
         calls = [(call, qualified) for call, qualified in analysis.autograd_calls if _runs_backward(call, qualified)]
-        if len(calls) < 2:
+        creates_graph = any(_creates_graph(call) for call, _ in calls)
+        if len(calls) < 2 and not creates_graph:
             return  # nothing to keep apart: the partition is the one without this analysis
         func = analysis.func
         self._locals = local_names(func, analysis.global_names)
@@ -112,10 +118,21 @@ class BackwardRoots:
         for call, qualified in calls:
             statement = self._statement_of(call)
             if statement is not None:
+                if _creates_graph(call):
+                    self._twice_sites.add(len(self.sites))
                 self.sites.append(statement)
                 starts.append(self._inputs(statement, self._facts(_backpropagated(call, qualified))[0]))
-        if len(self.sites) >= 2:
+        if len(self.sites) >= 2 or self._twice_sites:
             self._mark(starts)
+        self._twice = {key for key, sites in self._marks.items() if sites & self._twice_sites}
+        if len(self.sites) < 2:
+            self._marks = {}  # one site: nothing to keep apart
+
+    def differentiated_twice(self, statement: cst.CSTNode) -> bool:
+        """Whether a value `statement` computes flows into a `create_graph=True` backward: its
+        gradient is differentiated again, which AOT autograd's compiled backward refuses
+        ("does not currently support double backward"), so it must run as Python."""
+        return bool(self._twice) and any(id(node) in self._twice for node in _subtree(statement))
 
     def roots_of(self, statement: cst.CSTNode) -> frozenset[int]:
         if not self._marks:
@@ -234,6 +251,13 @@ def _runs_backward(call: cst.Call, qualified: str | None) -> bool:
     if qualified in AUTOGRAD_FUNCTIONS:
         return True
     return isinstance(call.func, cst.Attribute) and call.func.attr.value in AUTOGRAD_METHODS
+
+
+def _creates_graph(call: cst.Call) -> bool:
+    """`create_graph=True` among the call's keywords (`torch.autograd.grad(d, x, create_graph=True)`,
+    `loss.backward(create_graph=True)`)."""
+    return any(arg.keyword is not None and arg.keyword.value == "create_graph"
+               and isinstance(arg.value, cst.Name) and arg.value.value == "True" for arg in call.args)
 
 
 def _backpropagated(call: cst.Call, qualified: str | None) -> cst.CSTNode:

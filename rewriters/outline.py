@@ -89,6 +89,7 @@ from carve.rewriters.partition import (
     partition_block, updated_container,
 )
 from carve.rewriters.names import integer_value
+from carve.rewriters.rules import crv035_differentiated_twice as differentiated_twice
 from carve.rewriters.templates import BodyStatement, MarkOrigin, replace, replace_expression, replace_statement
 from carve.rewriters.tensors import NON_TENSOR_ATTRIBUTES, NON_TENSOR_METHODS, TensorInference
 
@@ -164,6 +165,7 @@ class _Outliner:
         self.dataflow: Dataflow = dataflow
         # Which backward passes reach each statement: where the partition ends graph runs.
         self.backward = BackwardRoots(analysis, dataflow)
+        self._record_differentiated_twice(func, analysis, module)
         self.module = module
         self.regions_var = regions_var
         self.region_prefix = region_prefix
@@ -182,6 +184,19 @@ class _Outliner:
         # Statements made here (hoisted assignments, rewritten statements) -> original lines.
         self.synthetic_lines: dict[int, tuple[int, int]] = {}
         self.hoisted_temps: set[str] = set()
+
+    def _record_differentiated_twice(self, func: cst.FunctionDef, analysis: FunctionAnalysis,
+                                     module: ModuleContext) -> None:
+        """CRV035 on each statement a `create_graph=True` backward differentiates again: a finding
+        keeps the statement Python (AOT autograd's backward cannot be differentiated)."""
+        for statement in _simple_statements(func.body):
+            if self.backward.differentiated_twice(statement) and not any(
+                    f.code == differentiated_twice.RULE.code for f in analysis.findings_of(statement)):
+                line = module.line_range(statement)[0]
+                finding = Finding(differentiated_twice.RULE.code, "a create_graph=True backward reaches it, and a "
+                                  "compiled graph's backward cannot be differentiated again", line)
+                analysis.findings.append(finding)
+                analysis.statement_findings.setdefault(id(statement), []).append(finding)
 
     def run(self) -> OutlinedFunction:
         if self.analysis.whole_function is not None:
@@ -538,7 +553,10 @@ class _Outliner:
     def _eager(self, item: EagerStatement) -> list[cst.BaseStatement]:
         statement = item.statement
         first, last = self._lines(statement)
-        converted = as_statement_line(self._convert_calls(statement))
+        # A statement a create_graph=True backward reaches calls its callees as written: compiled on
+        # their own, their backward could not be differentiated again either (CRV035).
+        twice = any(finding.code == differentiated_twice.RULE.code for finding in item.findings)
+        converted = as_statement_line(statement if twice else self._convert_calls(statement))
         statement = as_statement_line(statement)
         emitted: list[cst.BaseStatement] = []
         if item.findings:
@@ -718,3 +736,14 @@ def _same_line_count(a: cst.CSTNode, b: cst.CSTNode) -> bool:
     render = cst.Module(body=[]).code_for_node
     return render(a.with_changes(leading_lines=())).count("\n") == render(b.with_changes(leading_lines=())).count("\n")
 
+
+def _simple_statements(block: cst.BaseSuite) -> list[cst.CSTNode]:
+    """The one-line statements of `block` and of the blocks nested in it (not in nested functions)."""
+    found: list[cst.CSTNode] = []
+    for statement in _statements(block):
+        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            found.append(statement)
+        elif not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            for child in child_blocks(statement):
+                found.extend(_simple_statements(child))
+    return found

@@ -94,6 +94,9 @@ class ScriptCase:
     work: Callable[[types.ModuleType], int] | None = None
     work_unit: str = "call"
     held_out: bool = False
+    # Where `outer` is defined, for `carve rewrite`, when that is not a module-level function of
+    # `script` ("trainer.run" is `Trainer.run` of mingpt_trainer.py): (script, qualified name).
+    defined_in: tuple[str, str] | None = None
 
 
 def module_state(*names: str) -> Callable[[types.ModuleType, Any], dict[str, torch.Tensor]]:
@@ -259,6 +262,7 @@ CASES: dict[str, ScriptCase] = {case.name: case for case in [
         "mingpt_adder", "mingpt_adder", "karpathy/minGPT projects/adder/adder.py + mingpt/{trainer,model,utils}.py",
         "MIT", outer=("trainer.run",), models=("model", "trainer.model"), setup=_mingpt_setup,
         call=lambda module, index: module.trainer.run(), state=module_state("model"), held_out=True,
+        defined_in=("mingpt_trainer", "Trainer.run"),
         what="minGPT Trainer.run (8 iterations): a while True loop with next(data_iter), clipping, AdamW, an "
              "on_batch_end callback that prints loss.item() and evaluates by greedy generate() (no_grad, "
              "per-example Python loop over the results)"),

@@ -25,13 +25,14 @@ from tests.real_scripts.harness import CASES, HELD_OUT, assert_same, run_calls, 
 CALLS = 3
 
 # Independent-set scripts carve does not yet run as eager does: why (docs/real_scripts.md), and the error raised.
-KNOWN_FAILURES = {
-    "wgan_gp": "RuntimeError: torch.compile with aot_autograd does not currently support double backward: the "
-               "gradient penalty's autograd.grad(create_graph=True) differentiates the discriminator call that "
-               "carve compiled in a region, and d_loss.backward() differentiates it again (torch.compile on the "
-               "discriminator fails the same way)",
-}
-KNOWN_FAILURE_ERRORS = {"wgan_gp": RuntimeError}
+KNOWN_FAILURES: dict[str, str] = {}
+KNOWN_FAILURE_ERRORS: dict[str, type] = {}
+
+# WGAN-GP's generator has BatchNorm layers trained by Adam: AOT autograd's decomposition of the
+# BatchNorm backward differs from eager's kernel in the last bits, and Adam's m / sqrt(v) turns
+# those into parameter differences of about 3e-5. On Dynamo's "eager" backend (no
+# decomposition) carve's run is exact: test_the_gradient_penalty_loop_is_exact_without_decompositions.
+TOLERANCES = {"wgan_gp": dict(rtol=1e-3, atol=1e-4)}
 
 
 def cases() -> list:
@@ -54,7 +55,7 @@ def test_carve_on_the_function_holding_the_breaks_equals_eager(name):
     eager = run_calls(case, "eager", CALLS)
     carved = run_calls(case, "carve", CALLS, backend="aot_eager")
     try:
-        assert_same(eager, carved)
+        assert_same(eager, carved, **TOLERANCES.get(name, {}))
         assert carved.graphs > 0, "carve compiled no graph"
         GRAPHS[name] = (CALLS, carved.graphs, carved.graph_calls)
     finally:
@@ -109,3 +110,18 @@ def test_the_fine_tuning_loop_stops_compiling_after_its_first_calls():
         assert CARVE_CAPTURE.compiles == compiled_before
     finally:
         unload(run)
+
+
+def test_the_gradient_penalty_loop_is_exact_without_decompositions():
+    """WGAN-GP's `autograd.grad(create_graph=True)` penalty: the discriminator call it differentiates
+    twice runs as Python (CRV035), the rest compiled; on Dynamo's "eager" backend every parameter
+    equals eager's exactly."""
+    case = CASES["wgan_gp"]
+    eager = run_calls(case, "eager", CALLS)
+    carved = run_calls(case, "carve", CALLS, backend="eager")
+    try:
+        assert_same(eager, carved)
+        assert carved.graphs > 0, "carve compiled no graph"
+    finally:
+        unload(eager)
+        unload(carved)
