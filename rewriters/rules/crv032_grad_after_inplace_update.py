@@ -6,6 +6,7 @@
             p.grad.zero_()              # CRV032: Dynamo loses p.grad here and skips the frame
     p.sub_(lr * p.grad); p.grad.zero_()          # not flagged: a method, traced
     p.data -= lr * p.grad; p.grad.zero_()        # not flagged: through .data, traced
+    p -= lr * p.grad; p.grad = None              # not flagged: a store to .grad is traced
 
 After `p -= ...` (or `+=`, `*=`, ...) on a tensor, Dynamo 2.13 no longer finds the tensor's
 `grad` attribute ("raised exception AttributeError('zero_')" / ObservedAttributeError): it gives up
@@ -51,7 +52,8 @@ def check_statement(stmt: cst.BaseSmallStatement, ctx: CheckContext):
     updated = ctx.updated_in_place
     if updated and not _returns_grad_as_it_is(stmt):
         reads = _GradReads(updated)
-        stmt.visit(reads)
+        for part in _read_parts(stmt):
+            part.visit(reads)
         for name in sorted(reads.found):
             yield Violation(RULE.code, f"{name}.grad after an augmented assignment to {name}: torch.compile loses the "
                                        "tensor's .grad there and skips the function")
@@ -68,6 +70,20 @@ def forget_loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression,
     """`for p in params:` binds `p` anew (the analysis calls it at each `for` header)."""
     if isinstance(target, cst.Name):
         ctx.updated_in_place.discard(target.value)
+
+
+def _read_parts(stmt: cst.BaseSmallStatement) -> list[cst.CSTNode]:
+    """What `stmt` reads: all of it, but for the `p.grad` an assignment stores to (`p.grad = None`
+    after `p -= lr * p.grad` is traced: only a read of the lost attribute fails)."""
+    if isinstance(stmt, (cst.Assign, cst.AnnAssign)):
+        targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+        kept: list[cst.CSTNode] = [t for t in targets if not _is_grad_of_a_name(t)]
+        return kept + ([stmt.value] if stmt.value is not None else [])
+    return [stmt]
+
+
+def _is_grad_of_a_name(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value == "grad" and isinstance(node.value, cst.Name)
 
 
 def _returns_grad_as_it_is(stmt: cst.BaseSmallStatement) -> bool:

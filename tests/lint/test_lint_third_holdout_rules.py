@@ -264,6 +264,17 @@ def test_grad_after_an_augmented_assignment_is_crv032_and_a_method_update_is_not
                         {update}
                         param.grad.zero_()
         """) == []
+    # explain: `a -= lr * a.grad; a.grad = None` (PyTorch's polynomial-fit tutorial) -> one graph, no break:
+    # only a read of the lost .grad fails, a store to it is traced
+    assert codes("""
+        @torch.compile
+        def sgd(a, b, lr):
+            with torch.no_grad():
+                a -= lr * a.grad
+                b -= lr * b.grad
+                a.grad = None
+                b.grad = None
+    """) == []
     # a new binding of the name forgets the update; returning .grad as it is works
     assert codes("""
         @torch.compile
