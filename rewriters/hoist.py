@@ -86,6 +86,21 @@ class Hoister:
         computed = [arg.value for arg in call.args if not arg.star and isinstance(arg.value, COMPUTED)]
         return self._into_temps(statement, computed) if computed else None
 
+    def hoist_assigned_value(self, statement: cst.SimpleStatementLine | cst.SimpleStatementSuite) -> Hoisted | None:
+        """`logits, self.loss = model(x, y)` -> `_carve_t0 = model(x, y)`, `logits, self.loss = _carve_t0`:
+        the value of an assignment whose only Python effect is storing into an attribute or an item,
+        whatever it calls. Python evaluates the value before any store, so the stores see the same
+        value, and the model call joins the graph instead of running eagerly with the store.
+        Not when the value mutates a container or a tensor in place itself (that is its own effect)."""
+        small = statement.body[0] if len(statement.body) == 1 else None
+        if not isinstance(small, cst.Assign) or not isinstance(small.value, COMPUTED) \
+                or not any(_stores_into_an_object(target.target) for target in small.targets) \
+                or _contains(small.value, (cst.NamedExpr, cst.Lambda, cst.Yield, cst.Await, cst.ListComp,
+                                           cst.GeneratorExp, cst.DictComp, cst.SetComp)) \
+                or _mutates(small.value):
+            return None
+        return self._into_temps(statement, [small.value])
+
     def hoist_if_test(self, statement: cst.If) -> Hoisted | None:
         hoisted = self._hoist(statement.test, statement.test, whole=True)
         if hoisted is None:
@@ -183,6 +198,33 @@ class _HoistableFinder(cst.CSTVisitor):
         if isinstance(node, cst.Call) and not _safe_call(node):
             self.safe = False
         return True
+
+
+def _stores_into_an_object(target: cst.BaseExpression) -> bool:
+    """`self.loss`, `stats["loss"]`, or a tuple holding one."""
+    if isinstance(target, (cst.Attribute, cst.Subscript)):
+        return True
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_stores_into_an_object(element.value) for element in target.elements)
+    return False
+
+
+def _mutates(node: cst.CSTNode) -> bool:
+    """A call in `node` that changes a container or a tensor in place (`xs.pop()`, `t.add_(1)`)."""
+    finder = _MutatingCall()
+    node.visit(finder)
+    return finder.found
+
+
+class _MutatingCall(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute):
+            method = node.func.attr.value
+            if method in CONTAINER_METHODS or (method.endswith("_") and not method.startswith("_")):
+                self.found = True
 
 
 def _safe_call(call: cst.Call) -> bool:

@@ -78,6 +78,7 @@ from carve.rewriters.analysis import FunctionAnalysis, ModuleContext, child_bloc
 from carve.rewriters.backward_roots import BackwardRoots
 from carve.rewriters.bindings import Bindings, State
 from carve.rewriters.call_conversion import convert_calls
+from carve.rewriters.checks.tensor_work import TensorWork
 from carve.rewriters.checkpoints import checkpoint, eager_comment
 from carve.rewriters.findings import Finding
 from carve.rewriters.hoist import HOISTABLE_CODES, Hoisted, Hoister
@@ -89,6 +90,7 @@ from carve.rewriters.partition import (
     partition_block, updated_container,
 )
 from carve.rewriters.names import integer_value
+from carve.rewriters.rules import crv019_python_side_effect as side_effect
 from carve.rewriters.rules import crv035_differentiated_twice as differentiated_twice
 from carve.rewriters.templates import BodyStatement, MarkOrigin, replace, replace_expression, replace_statement
 from carve.rewriters.tensors import NON_TENSOR_ATTRIBUTES, NON_TENSOR_METHODS, TensorInference
@@ -184,6 +186,7 @@ class _Outliner:
         # Statements made here (hoisted assignments, rewritten statements) -> original lines.
         self.synthetic_lines: dict[int, tuple[int, int]] = {}
         self.hoisted_temps: set[str] = set()
+        self._tensor_work: TensorWork | None = None  # made on first use (_does_tensor_work)
 
     def _record_differentiated_twice(self, func: cst.FunctionDef, analysis: FunctionAnalysis,
                                      module: ModuleContext) -> None:
@@ -240,6 +243,9 @@ class _Outliner:
             hoisted = None
             if isinstance(item, EagerStatement) and item.arguments_to_graph and is_simple_line(item.statement):
                 hoisted = self.hoister.hoist_arguments(item.statement)
+            elif isinstance(item, EagerStatement) and _only_stores(item.findings) and is_simple_line(item.statement) \
+                    and self._does_tensor_work(item.statement):
+                hoisted = self.hoister.hoist_assigned_value(item.statement) or self.hoister.hoist_statement(item.statement)
             elif isinstance(item, EagerStatement) and _hoistable(item.findings):
                 hoisted = self.hoister.hoist_statement(item.statement)
             elif isinstance(item, Compound) and isinstance(item.statement, cst.If) and _hoistable(item.header_breaks):
@@ -267,6 +273,13 @@ class _Outliner:
             else:
                 out.append(Compound(cast(cst.If, hoisted.statement), item.header_findings, item.blocks))
         return out
+
+    def _does_tensor_work(self, statement: cst.CSTNode) -> bool:
+        """Whether `statement` runs a tensor operation (`self.loss = model(x, y)`, not `self.opt =
+        torch.optim.SGD(...)` nor `self.dt = now - self.t0`): only such work is worth a graph."""
+        if self._tensor_work is None:
+            self._tensor_work = TensorWork(self.func, self.module.imports)
+        return self._tensor_work.does_work([statement])
 
     def _same_backward(self, run: GraphRun, statement: cst.CSTNode) -> bool:
         """May work hoisted out of `statement` join `run`? Not when different backward passes
@@ -724,6 +737,12 @@ class _SuspendsOrRebindsCells(cst.CSTVisitor):
 
 def _delete_if_unbound(name: str, unbound: str, glue: MarkOrigin) -> cst.BaseStatement:
     return replace_statement("if name is unbound: del name", name=name, unbound=unbound, origin=glue)
+
+
+def _only_stores(findings: list[Finding]) -> bool:
+    """The statement's only findings are Python side effects (CRV019): an assignment into an
+    attribute or an item keeps only the store eager (`Hoister.hoist_assigned_value`)."""
+    return bool(findings) and all(f.code == side_effect.RULE.code for f in findings)
 
 
 def _hoistable(findings: list[Finding]) -> bool:

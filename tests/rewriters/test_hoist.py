@@ -95,3 +95,42 @@ def test_a_statement_with_a_lambda_or_walrus_is_left_alone():
             y = torch.sin(x)
             print((m := y.mean()))
     """) is None
+
+
+def hoist_value(source: str, index: int = -1):
+    """`Hoister.hoist_assigned_value` on the `index`-th statement: (assignments, statement) or None."""
+    module = cst.parse_module(textwrap.dedent(source))
+    function = next(node for node in module.body if isinstance(node, cst.FunctionDef))
+    imports = import_table(module)
+    hoisted = Hoister(TensorInference(function, imports), imports).hoist_assigned_value(function.body.body[index])
+    if hoisted is None:
+        return None
+    code = cst.Module([]).code_for_node
+    return [code(a).strip() for a in hoisted.assignments], code(hoisted.statement).strip()
+
+
+def test_a_store_into_an_attribute_keeps_only_the_store_eager():
+    # minGPT's Trainer.run: the model's forward joins the graph; the attribute store stays Python.
+    assert hoist_value("""
+        def run(self, model, x, y):
+            logits, self.loss = model(x, y)
+    """) == (["_carve_t0 = model(x, y)"], "logits, self.loss = _carve_t0")
+    assert hoist_value("""
+        def log(stats, loss):
+            stats["loss"] = loss.detach() * 2
+    """) == (['_carve_t0 = loss.detach() * 2'], 'stats["loss"] = _carve_t0')
+
+
+def test_a_value_that_mutates_or_a_plain_name_target_is_not_hoisted_whole():
+    assert hoist_value("""
+        def f(self, xs):
+            self.last = xs.pop()
+    """) is None
+    assert hoist_value("""
+        def f(self, t):
+            self.t = t.add_(1)
+    """) is None
+    assert hoist_value("""
+        def f(model, x):
+            y = model(x)
+    """) is None
