@@ -11,6 +11,7 @@ outside a carve-compiled function, keeps torch's setting.
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 import carve
@@ -64,3 +65,36 @@ def test_a_hook_registered_after_the_first_call_runs_in_a_region():
     handle.remove()
     torch.testing.assert_close(compiled(x), step(x))
 
+
+
+def test_the_steady_call_honours_torchs_stance_and_a_raising_graph():
+    """A region's steady call enters Dynamo's compiled code itself (compat.dynamo_steady_entry):
+    `torch.compiler.set_stance("force_eager")` still runs the region eagerly, and an error raised
+    by the compiled graph leaves grad mode and later calls as they were."""
+    from carve.testing import CountingBackend
+
+    torch._dynamo.reset()
+    backend = CountingBackend()
+
+    def scale(x, w):
+        return (x @ w).relu() * 2
+
+    compiled = carve.compile(scale, backend=backend)
+    x, w = torch.randn(3, 4), torch.randn(4, 2)
+    for _ in range(20):  # past the cost check's timed calls (tests/conftest.py): the steady state
+        torch.testing.assert_close(compiled(x, w), scale(x, w))
+    assert all(region._steady for region in compiled.regions)  # the path under test
+    calls = backend.calls
+    with torch.compiler.set_stance("force_eager"):
+        torch.testing.assert_close(compiled(x, w), scale(x, w))
+    assert backend.calls == calls  # ran eagerly
+    torch.testing.assert_close(compiled(x, w), scale(x, w))
+    assert backend.calls == calls + 1  # compiled again once the stance is back
+    bad = torch.randn(5, 2)  # a new shape: compiled, then the matmul raises as in eager
+    with pytest.raises(RuntimeError) as raised:
+        compiled(x, bad)
+    with pytest.raises(RuntimeError) as expected:
+        scale(x, bad)
+    assert type(raised.value) is type(expected.value)
+    assert torch.is_grad_enabled()
+    torch.testing.assert_close(compiled(x, w), scale(x, w))
