@@ -101,15 +101,14 @@ class Build:
         A call passing every argument positionally can call that region itself: its call makes
         every check the function's would (carve.disable, a Dynamo trace around it, carve's
         scopes), and a Python frame per call less is most of carve's overhead over Dynamo's."""
-        function = self.outlined.function
-        params = function.params
+        params = self.outlined.function.params
         if params.posonly_params or params.kwonly_params or not isinstance(params.star_arg, cst.MaybeSentinel) \
                 or params.star_kwarg is not None or any(param.default is not None for param in params.params):
             return None
-        body = [statement for statement in function.body.body if not _is_docstring(statement)]
-        if len(self.outlined.regions) != 1 or len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine):
+        if not self._one_region_is_the_whole_body():
             return None
-        statement = body[0].body[0] if len(body[0].body) == 1 else None
+        line = self._body()[0]
+        statement = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
         call = statement.value if isinstance(statement, cst.Return) else None
         if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name):
             return None
@@ -124,8 +123,11 @@ class Build:
 
     def _one_region_is_the_whole_body(self) -> bool:
         """The rewritten function only calls one region (`def f(x): return _f_graph_region_0(x)`)."""
-        body = [statement for statement in self.outlined.function.body.body if not _is_docstring(statement)]
-        return len(self.outlined.regions) == 1 and len(body) == 1
+        return len(self.outlined.regions) == 1 and len(self._body()) == 1
+
+    def _body(self) -> list:
+        """The rewritten function's statements, its docstring left out."""
+        return [statement for statement in self.outlined.function.body.body if not _is_docstring(statement)]
 
 
 def build(fn, options: CompileOptions, args: tuple, forced_breaks: dict[int, tuple[str, str]]) -> Build:

@@ -29,7 +29,7 @@ import libcst as cst
 
 from carve.rewriters.names import ImportTable, dotted_name
 from carve.rewriters.naming import Namer
-from carve.rewriters.partition import COMPUTED
+from carve.rewriters.partition import COMPUTED, contains_in_place_call
 from carve.rewriters.rules import RULES
 from carve.rewriters.templates import replace_statement
 from carve.rewriters.tensors import NON_TENSOR_METHODS, TORCH_NON_TENSOR, TensorInference
@@ -97,7 +97,7 @@ class Hoister:
                 or not any(_stores_into_an_object(target.target) for target in small.targets) \
                 or _contains(small.value, (cst.NamedExpr, cst.Lambda, cst.Yield, cst.Await, cst.ListComp,
                                            cst.GeneratorExp, cst.DictComp, cst.SetComp)) \
-                or _mutates(small.value):
+                or contains_in_place_call(small.value, also=CONTAINER_METHODS):
             return None
         return self._into_temps(statement, [small.value])
 
@@ -207,24 +207,6 @@ def _stores_into_an_object(target: cst.BaseExpression) -> bool:
     if isinstance(target, (cst.Tuple, cst.List)):
         return any(_stores_into_an_object(element.value) for element in target.elements)
     return False
-
-
-def _mutates(node: cst.CSTNode) -> bool:
-    """A call in `node` that changes a container or a tensor in place (`xs.pop()`, `t.add_(1)`)."""
-    finder = _MutatingCall()
-    node.visit(finder)
-    return finder.found
-
-
-class _MutatingCall(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Attribute):
-            method = node.func.attr.value
-            if method in CONTAINER_METHODS or (method.endswith("_") and not method.startswith("_")):
-                self.found = True
 
 
 def _safe_call(call: cst.Call) -> bool:

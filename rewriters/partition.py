@@ -530,7 +530,7 @@ def try_body_is_one_region(
     if not body or not all(_graph_statement(s, analysis, dataflow, loop_depth=0, nested=False) and not closures.touched_by(s)
                            for s in body):
         return False
-    if _contains_in_place_call(statement.body):
+    if contains_in_place_call(statement.body):
         return False
     bound = dataflow.block_reads_and_writes(body)[1]
     finally_names = loaded_names(statement.finalbody) if statement.finalbody is not None else set()
@@ -581,8 +581,9 @@ def _falls_through(block: cst.BaseSuite) -> bool:
     return not (is_simple(last) and isinstance(last.body[-1], (cst.Raise, cst.Return)))
 
 
-def _contains_in_place_call(node: cst.CSTNode) -> bool:
-    """A call of a method named like torch's in-place methods (`add_`, `copy_`, `zero_`)."""
+def contains_in_place_call(node: cst.CSTNode, also: frozenset[str] = frozenset()) -> bool:
+    """A call of a method named like torch's in-place methods (`add_`, `copy_`, `zero_`), or of
+    one of the methods `also` names (a container's `pop`, `append`)."""
 
     class InPlace(cst.CSTVisitor):
         def __init__(self) -> None:
@@ -592,7 +593,7 @@ def _contains_in_place_call(node: cst.CSTNode) -> bool:
             func = call.func
             if isinstance(func, cst.Attribute):
                 name = func.attr.value
-                if name.endswith("_") and not name.startswith("__"):
+                if (name.endswith("_") and not name.startswith("__")) or name in also:
                     self.found = True
 
     finder = InPlace()
