@@ -375,12 +375,16 @@ def _code_being_compiled() -> types.CodeType | None:
     """The code object of the frame Dynamo is compiling now (read from its `_compile` frame)."""
     frame: types.FrameType | None = sys._getframe(1)
     while frame is not None:
-        code = frame.f_code
-        if code.co_name == "_compile" and code.co_filename.endswith(_CONVERT_FRAME_FILE):
+        if _is_dynamo_compile(frame):
             compiled = frame.f_locals.get("code")
             return compiled if isinstance(compiled, types.CodeType) else None
         frame = frame.f_back
     return None
+
+
+def _is_dynamo_compile(frame: types.FrameType) -> bool:
+    """Whether `frame` is Dynamo's `_compile` (convert_frame.py), whose `code` is the code it compiles."""
+    return frame.f_code.co_name == "_compile" and frame.f_code.co_filename.endswith(_CONVERT_FRAME_FILE)
 
 
 CARVE_CAPTURE = _CarveCaptureConfig()
@@ -465,7 +469,7 @@ def failed_compiling(error: BaseException, code: types.CodeType) -> bool:
     traceback = error.__traceback__
     while traceback is not None:
         frame = traceback.tb_frame
-        if frame.f_code.co_name == "_compile" and frame.f_code.co_filename.endswith(_CONVERT_FRAME_FILE):
+        if _is_dynamo_compile(frame):
             return frame.f_locals.get("code") is code
         traceback = traceback.tb_next
     return False

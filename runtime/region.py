@@ -226,24 +226,26 @@ class GraphRegion:
                     and capture.compile_failure is None and compat.dynamo_unsupported_total() == unsupported:
                 # Straight-line code that ran no tensor operation runs none on any call: no graph
                 # can come of it, and Dynamo's guards on its values would only trace it again.
-                self.eager_reason = "no tensor operations"
-                self.eager = True
+                self._run_as_python("no tensor operations")
         return out
+
+    def _run_as_python(self, reason: str) -> None:
+        """From now on every call runs the region's function as written, for `reason`."""
+        self._steady, self.eager, self.eager_reason = False, True, reason
 
     def _compiled_again(self) -> None:
         """After a call that compiled: a failed compile, or a region that compiles on most of its
         calls, runs as Python from now on (said once)."""
         capture = self.capture
         if capture.compile_failure is not None:
-            self._steady, self.eager_reason, self.eager = False, capture.compile_failure, True
+            self._run_as_python(capture.compile_failure)
             return
         if not self._calls:
             self._calls = 1  # the first compile: counting starts
         if self.options.fullgraph:
             return
         if capture_policy.compiles_for_nothing(capture.compiles, len(capture.recorder.graphs)):
-            self._steady, self.eager = False, True
-            self.eager_reason = f"compiled {capture.compiles} times without a graph: its Python costs no compile"
+            self._run_as_python(f"compiled {capture.compiles} times without a graph: its Python costs no compile")
             log.log_once(("no graph", self.filename, self.first_line), log.perf_log, logging.INFO,
                          "region %s (%s:%d) runs as Python from now on: it %s", self.name, self.filename,
                          self.first_line, self.eager_reason)
@@ -254,9 +256,8 @@ class GraphRegion:
         if not capture_policy.recompiles_on_most_calls(capture.compiles, self._calls, failed):
             return
         failed = [capture_policy.failed_guard(reason) for reason in failed]
-        self._steady, self.eager = False, True
-        self.eager_reason = (f"compiled {capture.compiles} times in {self._calls} calls (last guard that failed: "
-                             f"{failed[-1] if failed else 'unknown'}); Python costs less than a compile per call")
+        self._run_as_python(f"compiled {capture.compiles} times in {self._calls} calls (last guard that failed: "
+                            f"{failed[-1] if failed else 'unknown'}); Python costs less than a compile per call")
         event = BreakEvent("CRV020", f"region {self.name} runs as Python from now on: it {self.eager_reason}",
                            self.filename, self.first_line)
         log.log_once(("churn", self.filename, self.first_line), log.recompiles_log, logging.WARNING,
@@ -299,8 +300,7 @@ class GraphRegion:
         if verdict is not None:
             self._cost = None
             if verdict == "python":
-                self.eager = True
-                self.eager_reason = f"faster as Python: {cost.summary()}"
+                self._run_as_python(f"faster as Python: {cost.summary()}")
                 log.log_once(("slower", self.filename, self.first_line), log.perf_log, logging.INFO,
                              "region %s (%s:%d) runs as Python from now on: %s", self.name, self.filename,
                              self.first_line, cost.summary())
