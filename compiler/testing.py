@@ -64,6 +64,10 @@ class CountingBackend:
         # Graphs run as aten ops draw torch's random numbers as eager does (carve's cost check
         # may then weigh a region that draws them: runtime/cost_check.py).
         self.random_stream = "eager" if inner in (None, "eager", "aot_eager") else None
+        # Which compiler it stands for, as torch's own backend wrappers say (`compiler_name`): carve
+        # prices a compile by it (runtime/cost_check.py). Running `gm.forward` is Dynamo's eager.
+        self.compiler_name = inner if isinstance(inner, str) else (
+            "eager" if inner is None else getattr(inner, "compiler_name", None))
         self.graphs = 0
         self.graph_modules: list[torch.fx.GraphModule] = []
         self.ops_per_graph: list[int] = []

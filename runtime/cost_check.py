@@ -1,4 +1,24 @@
-"""Is a region's compiled call slower than running its Python? Decided once per region.
+"""Is a region worth compiling, and is its compiled call slower than its Python? Decided once per region.
+
+Before any compile, the region's first PYTHON_FIRST_CALLS calls run its Python, timed
+(`worth_compiling`):
+
+    calls 1, 2:  as Python, timed         -> Python for good when no compile could pay back:
+                                             PAYBACK_CALLS calls of its Python (the fastest of
+                                             the two; its backward counted as twice its forward)
+                                             take less time than the cheapest compile with the
+                                             region's backend (SMALLEST_COMPILE); else compiled
+                                             from call 3 on
+
+An Inductor compile costs half a second at least; a region of a few small ops (a learning-rate
+formula, a logging branch, an optimizer's bookkeeping) would need thousands of calls to earn it
+back, and its compile is time the user waits for nothing. A region whose first call draws random
+numbers goes on to its compile unless both ways draw eager's (below), whatever its time.
+Dynamo's `eager` and `aot_eager` backends are compiled from the first call: they are what a
+user picks to see a capture (the capture is what they look at, from the first call), and a
+compile costs them a trace, not a kernel build (`prices_compiles`).
+
+Then, once compiled:
 
 A region of a few small tensor ops called once per iteration of a Python loop can cost more
 compiled than as written: Dynamo's guards, the graph call and, under autograd, the compiled
@@ -43,6 +63,16 @@ clock = time.perf_counter
 WARM_CALLS = 8
 SAMPLES = 5
 SLOWER = 1.10
+# Over how many calls a compile must pay for itself (a realistic run's steps), and what the
+# cheapest compile costs with Inductor on a CPU (seconds: a graph of one op, after Inductor's
+# start-up; Dynamo's trace included). A backend carve does not know is priced as Inductor.
+PAYBACK_CALLS = 1000
+PYTHON_FIRST_CALLS = 2
+SMALLEST_COMPILE = 0.5
+# Backends compiled from a region's first call (a capture to look at, a trace's cost).
+CAPTURE_BACKENDS = ("eager", "aot_eager")
+# A region whose results require grad runs a backward too, counted as twice its forward.
+BACKWARD_FACTOR = 2
 # A compiled call whose results require grad and that takes longer than this (seconds) stays
 # compiled: its backward, unseen by the timing, is where compiling pays.
 TIMED_UNDER = 1e-3
@@ -79,6 +109,28 @@ def draws_eagers_random(options: CompileOptions) -> bool:
 
         return bool((options.options or {}).get("fallback_random", inductor_config.fallback_random))
     return backend in ("eager", "aot_eager") or getattr(backend, "random_stream", None) == "eager"
+
+
+def prices_compiles(options: CompileOptions) -> bool:
+    """Whether a region's first calls run its Python to price its compile: every backend but
+    Dynamo's own capture backends, named or as a backend object names itself (`compiler_name`,
+    as torch's wrappers do)."""
+    backend = options.backend
+    name = backend if isinstance(backend, str) else getattr(backend, "compiler_name", None)
+    return name not in CAPTURE_BACKENDS
+
+
+def worth_compiling(python_seconds: float, requires_grad: bool) -> bool:
+    """Whether a region whose Python took `python_seconds` could pay for a compile: even a compiled
+    call that took no time at all would save at most its Python's time (and its backward's) per
+    call, over PAYBACK_CALLS calls."""
+    per_call = python_seconds * (1 + BACKWARD_FACTOR if requires_grad else 1)
+    return per_call * PAYBACK_CALLS >= SMALLEST_COMPILE
+
+
+def first_call_summary(python_seconds: float, options: CompileOptions) -> str:
+    return (f"its Python took {python_seconds * 1e6:.1f} us: over {PAYBACK_CALLS} calls that is less than "
+            f"the {SMALLEST_COMPILE:.1f} s a compile with {options.backend_name} costs at least")
 
 
 class CostCheck:
@@ -118,4 +170,6 @@ class CostCheck:
                 f"{min(self.python) * 1e6:.1f} us (fastest of {SAMPLES} each)")
 
 
-__all__ = ["ENABLED", "CostCheck", "draws_random", "draws_eagers_random", "SAMPLES", "SLOWER", "TIMED_UNDER", "WARM_CALLS"]
+__all__ = ["ENABLED", "CostCheck", "CAPTURE_BACKENDS", "PAYBACK_CALLS", "PYTHON_FIRST_CALLS", "SMALLEST_COMPILE", "first_call_summary",
+           "prices_compiles",
+           "worth_compiling", "draws_random", "draws_eagers_random", "SAMPLES", "SLOWER", "TIMED_UNDER", "WARM_CALLS"]

@@ -84,6 +84,11 @@ class GraphRegion:
         # Compiled or as Python, whichever is faster (cost_check.py); None once decided, and
         # under fullgraph, where the user asked for the graph.
         self._cost = cost_check.CostCheck() if cost_check.ENABLED and not options.fullgraph else None
+        # The first calls run the region's Python, timed, before any compile (cost_check.worth_compiling):
+        # how many are left, and the fastest so far.
+        self._python_first = cost_check.PYTHON_FIRST_CALLS \
+            if self._cost is not None and cost_check.prices_compiles(options) else 0
+        self._python_fastest = math.inf
         # Set once the region's calls can go straight into Dynamo's capture (see _make_caller).
         self._steady = False
         # Where the first call passed a float or a complex (checked for -0.0 on every call).
@@ -112,7 +117,11 @@ class GraphRegion:
     @property
     def capture_path(self) -> CapturePath:
         """Who runs the region and why (capture_policy.region_path)."""
-        return capture_policy.region_path(self.eager_reason, self.options.fullgraph, self.capture_reason)
+        reason = self.capture_reason
+        if self._python_first and not self.eager and not self.capture.compiles:
+            reason = (f"compiled from its call {cost_check.PYTHON_FIRST_CALLS + 1} on if worth it: its first "
+                      f"{cost_check.PYTHON_FIRST_CALLS} calls run as Python, timed, to price its compile")
+        return capture_policy.region_path(self.eager_reason, self.options.fullgraph, reason)
 
     @property
     def path(self) -> str:
@@ -268,6 +277,11 @@ class GraphRegion:
         cost = self._cost
         assert cost is not None  # checked by the caller
         capture = self.capture
+        if self._python_first:
+            if not capture.compiles and not capture_policy.break_raises(self.options.fullgraph) \
+                    and not kernel_builds.off_cpu(args):
+                return self._first_call_as_python(args)
+            self._python_first = 0
         # A region Dynamo captured without a graph (an `if` on Python values, calls of user
         # functions with no tensor work, statements Dynamo breaks on and runs eagerly: `p.data`
         # updates, a builtin it cannot trace) pays Dynamo's guards on every call for nothing
@@ -304,6 +318,37 @@ class GraphRegion:
                 log.log_once(("slower", self.filename, self.first_line), log.perf_log, logging.INFO,
                              "region %s (%s:%d) runs as Python from now on: %s", self.name, self.filename,
                              self.first_line, cost.summary())
+        return out
+
+    def _first_call_as_python(self, args: tuple) -> Any:
+        """One of the region's first calls: its Python, timed. After the last of them, a region no
+        compile could pay for runs as Python from now on, never traced (cost_check.worth_compiling,
+        on the fastest of these calls: the first pays for caches and lazy set-up); any other is
+        compiled from its next call on. A region that drew random numbers is compiled from its next
+        call whatever its time, unless both ways draw eager's: which way it runs must not hang on
+        the machine's timing."""
+        clock = cost_check.clock
+        random_state = torch.random.get_rng_state()
+        start = clock()
+        out = self.fn(*args)
+        elapsed = clock() - start
+        self._python_first -= 1
+        leaves = pytree.tree_leaves(out)
+        if kernel_builds.off_cpu(leaves) or (not cost_check.draws_eagers_random(self.options)
+                                             and not torch.equal(random_state, torch.random.get_rng_state())):
+            # A GPU's kernels finish after the host's clock reads; a draw's stream must not hang on it.
+            self._python_first = 0
+            return out
+        self._python_fastest = fastest = min(self._python_fastest, elapsed)
+        if self._python_first:
+            return out
+        requires_grad = any(isinstance(leaf, torch.Tensor) and leaf.requires_grad for leaf in leaves)
+        if not cost_check.worth_compiling(fastest, requires_grad):
+            self._cost = None
+            self._run_as_python(f"not worth a compile: {cost_check.first_call_summary(fastest, self.options)}")
+            log.log_once(("not worth", self.filename, self.first_line), log.perf_log, logging.INFO,
+                         "region %s (%s:%d) runs as Python: it is %s", self.name, self.filename,
+                         self.first_line, self.eager_reason)
         return out
 
     def _skipped(self, event: BreakEvent) -> None:

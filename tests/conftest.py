@@ -17,18 +17,26 @@ from carve.testing import CountingBackend  # noqa: E402
 
 
 class EvenClock:
-    """A clock that advances one microsecond per reading: every timed call of the cost check
+    """A clock that advances `STEP` seconds per reading: every timed call of the cost check
     (runtime/cost_check.py) lasts the same, compiled or as Python. The check stays on, as users
-    run it: each region is weighed after its warm-up calls, runs its timed calls both ways (the
-    Python ones must give eager's answer too), and is decided compiled whatever this machine's
-    load. tests/runtime/test_cost_check.py puts the real clock back."""
+    run it: each region's first call runs its Python and is found worth a compile (STEP is over
+    every backend's payback threshold), each region is weighed after its warm-up calls, runs its
+    timed calls both ways (the Python ones must give eager's answer too), and is decided compiled
+    whatever this machine's load (STEP is under TIMED_UNDER, so a region whose results require
+    grad is weighed as a short one). tests/runtime/test_cost_check.py puts the real clock back."""
+
+    STEP = 0.9e-3
 
     def __init__(self) -> None:
         self.now = 0.0
 
     def __call__(self) -> float:
-        self.now += 1e-6
+        self.now += self.STEP
         return self.now
+
+
+assert EvenClock.STEP < cost_check.TIMED_UNDER
+assert EvenClock.STEP * cost_check.PAYBACK_CALLS > cost_check.SMALLEST_COMPILE
 
 
 cost_check.clock = EvenClock()

@@ -22,6 +22,7 @@ def _recording_backend(seen: list):
         seen.append(torch._dynamo.config.skip_nnmodule_hook_guards)
         return gm.forward
 
+    backend.compiler_name = "eager"  # runs the graph as Dynamo's eager does: compiled from the first call
     return backend
 
 

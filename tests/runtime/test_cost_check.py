@@ -41,6 +41,7 @@ def sleeping_backend(seconds):
             return compiled(*inputs)
         return run
     backend.counts = counts
+    backend.compiler_name = "eager"  # compiled from the first call (cost_check.prices_compiles), then weighed
     return backend
 
 

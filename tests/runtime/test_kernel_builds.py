@@ -17,7 +17,10 @@ import pytest
 import torch
 
 import carve
-from carve.runtime import kernel_builds
+from carve.runtime import cost_check, kernel_builds
+
+# A region's first calls run its Python to price its compile (runtime/cost_check.py).
+PRICING = cost_check.PYTHON_FIRST_CALLS
 
 
 @pytest.fixture
@@ -81,7 +84,7 @@ def test_module_first_call_does_not_wait_and_every_call_equals_eager(held_builds
     reference = copy.deepcopy(net)
     compiled = carve.compile(net)
     with torch.no_grad():
-        for call in range(6):
+        for call in range(-PRICING, 6):  # negative: the Python calls that price the compile
             if call == 3:
                 held_builds.release()
             x = torch.randn(4, 8) + call
@@ -91,7 +94,7 @@ def test_module_first_call_does_not_wait_and_every_call_equals_eager(held_builds
             assert torch.equal(x, x_eager)  # the input's mutation, both ways
             for got, want in zip(_tensors(net), _tensors(reference)):
                 assert torch.allclose(got, want, rtol=1e-4, atol=1e-5)  # running statistics
-            if call < 3:
+            if 0 <= call < 3:
                 assert kernel_builds.pending() > 0
     (graph,) = held_builds.built_graphs
     assert graph.eager_calls == 3  # the calls before the release ran the ops one by one
@@ -125,7 +128,7 @@ def test_values_the_graph_reads_change_between_calls_before_and_after_the_switch
         lambda m: setattr(m, "scale", 0.5),
     ]
     with torch.no_grad():
-        for call, change in enumerate(changes):
+        for call, change in enumerate([lambda m: None] * PRICING + changes, start=-PRICING):
             change(net)
             change(reference)
             if call == 3:
@@ -146,7 +149,8 @@ def test_function_region_switches_after_its_kernels_are_built(held_builds):
     w = torch.randn(16, 16)
     with torch.no_grad():
         first = torch.randn(8, 16)
-        assert torch.allclose(compiled(first, w), f(first, w), rtol=1e-4, atol=1e-6)
+        for _ in range(PRICING + 1):
+            assert torch.allclose(compiled(first, w), f(first, w), rtol=1e-4, atol=1e-6)
         assert held_builds.kernels and kernel_builds.pending() == len(held_builds.kernels)
         w.add_(1.0)  # a value the graph reads changes between calls
         assert torch.allclose(compiled(first, w), f(first, w), rtol=1e-4, atol=1e-6)
@@ -172,12 +176,14 @@ def test_graphs_that_need_gradients_or_draw_random_numbers_wait_for_their_kernel
     w = torch.randn(32, requires_grad=True)
     w_eager = w.detach().clone().requires_grad_()
     x = torch.randn(32)
-    out = carve.compile(train)(x, w)
-    out.backward()
-    train(x, w_eager).backward()
-    assert torch.allclose(w.grad, w_eager.grad, rtol=1e-4, atol=1e-6)
-    with torch.no_grad():
-        carve.compile(sample)(x)
+    compiled_train, compiled_sample = carve.compile(train), carve.compile(sample)
+    for _ in range(PRICING + 1):  # compiled on the last call
+        compiled_train(x, w).backward()
+        train(x, w_eager).backward()
+        assert torch.allclose(w.grad, w_eager.grad, rtol=1e-4, atol=1e-6)
+        with torch.no_grad():
+            compiled_sample(x)
+    assert all(region.graphs for function in (compiled_train, compiled_sample) for region in function.regions)
     assert held_builds.kernels == [] and held_builds.built_graphs == []
 
 
@@ -189,7 +195,8 @@ def test_a_failed_build_leaves_the_graph_running_its_ops_and_says_so_once(held_b
     compiled = carve.compile(f)
     with torch.no_grad():
         x = torch.randn(64)
-        assert torch.allclose(compiled(x), f(x), rtol=1e-5, atol=1e-6)
+        for _ in range(PRICING + 1):
+            assert torch.allclose(compiled(x), f(x), rtol=1e-5, atol=1e-6)
         for kernel in held_builds.kernels:
             failed = concurrent.futures.Future()
             failed.set_exception(OSError("gcc: internal compiler error"))

@@ -36,6 +36,8 @@ def test_is_compiling_is_per_thread():
         release.wait(10)
         return gm
 
+    holding_backend.compiler_name = "eager"  # a capture backend: compiled on the first call (cost_check.py)
+
     @carve.compile(backend=holding_backend)
     def compiled_in_worker(x):
         return x * 2 if carve.is_compiling() else x  # folded to True while Dynamo traces

@@ -1,0 +1,210 @@
+"""A region's first calls run its Python, timed; a region no compile could pay for runs as Python
+for good, never traced, says so once, and gives eager's answer (runtime/cost_check.py,
+`worth_compiling`).
+
+The clock is injected: each reading advances a set step, so a timed call lasts that step and
+the decision does not hang on this machine's load."""
+
+import contextlib
+import io
+import logging
+
+import pytest
+import torch
+
+import carve
+from carve.runtime import cost_check, log
+from carve.testing import CountingBackend
+
+# A Python call this long or longer is worth an Inductor compile; one a tenth of it is not.
+WORTH = cost_check.SMALLEST_COMPILE / cost_check.PAYBACK_CALLS
+
+
+class StepClock:
+    def __init__(self, step: float) -> None:
+        self.step, self.now = step, 0.0
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+@pytest.fixture
+def clock_step(monkeypatch):
+    def set_step(step: float) -> None:
+        monkeypatch.setattr(cost_check, "clock", StepClock(step))
+    return set_step
+
+
+def add_then_print(x, w):
+    y = x * w + 1
+    print("total", round(float(y.sum()), 3))
+    return y.sin() * 2
+
+
+def args_of(call):
+    torch.manual_seed(call)
+    return torch.randn(8), torch.randn(8)
+
+
+def run_both(fn, compiled, calls, make_args=args_of):
+    for call in range(calls):
+        with contextlib.redirect_stdout(io.StringIO()) as got_out:
+            got = compiled(*make_args(call))
+        with contextlib.redirect_stdout(io.StringIO()) as want_out:
+            want = fn(*make_args(call))
+        torch.testing.assert_close(got, want)
+        assert got_out.getvalue() == want_out.getvalue()
+
+
+def priced_backend():
+    """Runs graphs as Dynamo's eager backend does, but names no backend carve knows: its compiles
+    are priced as Inductor's (cost_check.prices_compiles)."""
+    backend = CountingBackend("eager")
+    backend.compiler_name = "a kernel compiler"
+    return backend
+
+
+def test_a_region_too_short_to_pay_for_a_compile_is_never_traced_and_says_so_once(clock_step, caplog):
+    clock_step(WORTH / 10)
+    backend = priced_backend()
+    compiled = carve.compile(add_then_print, backend=backend)
+    with caplog.at_level(logging.INFO, logger=log.PERF):
+        run_both(add_then_print, compiled, 12)
+    assert backend.graphs == 0 and backend.calls == 0
+    regions = [r for r in compiled.regions if r.eager_reason and "not worth a compile" in r.eager_reason]
+    assert len(regions) == 2, [(r.name, r.eager_reason) for r in compiled.regions]
+    assert all(not r.compile_times for r in regions)  # Dynamo never traced them
+    said = [rec.getMessage() for rec in caplog.records if rec.name == log.PERF]
+    assert len(said) == 2 and all("runs as Python" in message and "not worth a compile" in message
+                                  for message in said), said
+
+
+def test_a_region_long_enough_is_compiled_after_its_python_calls(clock_step):
+    clock_step(WORTH * 2)
+    backend = priced_backend()
+    compiled = carve.compile(add_then_print, backend=backend)
+    run_both(add_then_print, compiled, cost_check.PYTHON_FIRST_CALLS)
+    assert backend.graphs == 0  # the first calls ran the Python
+    run_both(add_then_print, compiled, 3)
+    assert backend.graphs == 2 and backend.calls == 2 * 3
+    assert all(r.path == "dynamo" for r in compiled.regions)
+
+
+def test_the_fastest_of_the_first_calls_decides(monkeypatch):
+    # The first call pays for caches and lazy set-up: a long first call and a short second one
+    # is a short region.
+    readings = iter([0.0, WORTH * 50, 0.0, WORTH / 10] + [float(n) for n in range(1000)])
+    monkeypatch.setattr(cost_check, "clock", lambda: next(readings))
+    backend = priced_backend()
+
+    def chain(x, w):
+        return (x * w + 1).sin()
+
+    compiled = carve.compile(chain, backend=backend)
+    run_both(chain, compiled, 4)
+    assert backend.graphs == 0
+    assert [r.path for r in compiled.regions] == ["eager"]
+
+
+def test_a_backward_counts_twice_the_forward(clock_step):
+    # A region whose results require grad runs a backward too: a third of the threshold is
+    # enough; without grad it is not.
+    clock_step(WORTH / 2)
+
+    def chain(x, w):
+        return (x * w + 1).sin().sum()
+
+    backend = priced_backend()
+    compiled = carve.compile(chain, backend=backend)
+    run_both(chain, compiled, 4, lambda call: (args_of(call)[0], args_of(call)[1].requires_grad_()))
+    assert backend.graphs == 1 and compiled.regions[0].path == "dynamo"
+    inference_backend = priced_backend()
+    inference = carve.compile(chain, backend=inference_backend)
+    run_both(chain, inference, 4)
+    assert inference_backend.graphs == 0 and inference.regions[0].path == "eager"
+
+
+def test_dynamos_capture_backends_compile_from_the_first_call(clock_step):
+    # eager and aot_eager are what a user picks to see a capture, from the first call; a compile
+    # costs them a trace. Any other backend's compile is priced.
+    clock_step(WORTH / 10)
+
+    def chain(x, w):
+        return (x * w + 1).sin()
+
+    for backend, first_call_compiles in ((CountingBackend("eager"), True), (CountingBackend("aot_eager"), True),
+                                         (CountingBackend(), True), (priced_backend(), False)):
+        compiled = carve.compile(chain, backend=backend)
+        run_both(chain, compiled, 1)
+        assert (backend.graphs == 1) is first_call_compiles, backend.compiler_name
+    for name in ("eager", "aot_eager"):
+        assert not cost_check.prices_compiles(carve.runtime.CompileOptions(backend=name))
+    assert cost_check.prices_compiles(carve.runtime.CompileOptions(backend="inductor"))
+    assert cost_check.prices_compiles(carve.runtime.CompileOptions(backend=lambda gm, inputs: gm.forward))
+
+
+def noisy(x):
+    return torch.nn.functional.dropout(x, 0.5, training=True) * 2 + torch.rand(())
+
+
+def test_a_region_drawing_random_numbers_is_compiled_whatever_its_time(clock_step):
+    # Inductor's random stream is not eager's: whether the region runs compiled must not hang on
+    # the machine's timing. A backend drawing eager's numbers is decided by its time.
+    clock_step(WORTH / 10)
+    other_stream = priced_backend()
+    other_stream.random_stream = None
+    compiled = carve.compile(noisy, backend=other_stream)
+    for _ in range(4):
+        compiled(torch.ones(16))
+    assert other_stream.graphs == 1 and compiled.regions[0].path == "dynamo"
+    same_stream = priced_backend()
+    weighed = carve.compile(noisy, backend=same_stream)
+    for fn in (noisy, weighed):
+        torch.manual_seed(0)
+        drawn = [fn(torch.ones(16)) for _ in range(4)]
+        if fn is noisy:
+            expected = drawn
+    assert all(torch.equal(got, want) for got, want in zip(drawn, expected))
+    assert same_stream.graphs == 0 and weighed.regions[0].path == "eager"
+
+
+def test_a_break_that_must_raise_is_met_on_the_first_call(clock_step):
+    # Under error_on_graph_break the first call is captured, so a break Dynamo finds raises as
+    # torch.compile's would, rather than after the Python calls, or never.
+    clock_step(WORTH / 10)
+    backend = priced_backend()
+
+    def chain(x, w):
+        return (x * w + 1).sin()
+
+    compiled = carve.compile(chain, backend=backend)
+    with torch._dynamo.error_on_graph_break(True):
+        run_both(chain, compiled, 1)
+    assert backend.graphs == 1
+
+
+def test_fullgraph_compiles_on_the_first_call(clock_step):
+    clock_step(WORTH / 10)
+    backend = priced_backend()
+
+    def chain(x, w):
+        return (x * w + 1).sin()
+
+    compiled = carve.compile(chain, backend=backend, fullgraph=True)
+    run_both(chain, compiled, 1)
+    assert backend.graphs == 1
+
+
+def test_explain_names_the_regions_not_worth_a_compile(clock_step):
+    clock_step(WORTH / 10)
+    with contextlib.redirect_stdout(io.StringIO()):
+        report = carve.explain(add_then_print, calls=3, backend=priced_backend())(*args_of(0))
+    lines = [line for line in str(report).splitlines() if "not worth a compile" in line]
+    assert len(lines) == 2, str(report)
+    assert all("runs eagerly" in line and "its Python took" in line for line in lines)
+    # After one call, before the decision: explain says the region is being priced.
+    with contextlib.redirect_stdout(io.StringIO()):
+        report = carve.explain(add_then_print, calls=1, backend=priced_backend())(*args_of(0))
+    lines = [line for line in str(report).splitlines() if "to price its compile" in line]
+    assert len(lines) == 2, str(report)
