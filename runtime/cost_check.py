@@ -50,6 +50,9 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Any
+
+from torch.overrides import TorchFunctionMode
 
 from carve.rewriters import op_tables
 
@@ -63,12 +66,16 @@ clock = time.perf_counter
 WARM_CALLS = 8
 SAMPLES = 5
 SLOWER = 1.10
-# Over how many calls a compile must pay for itself (a realistic run's steps), and what the
-# cheapest compile costs with Inductor on a CPU (seconds: a graph of one op, after Inductor's
-# start-up; Dynamo's trace included). A backend carve does not know is priced as Inductor.
-PAYBACK_CALLS = 1000
+# Over how many calls a compile must pay for itself (a realistic run's steps; CARVE_PAYBACK_CALLS
+# for a longer run), and what a compile costs with Inductor on a CPU (seconds): the cheapest (a
+# graph of one op, after Inductor's start-up; Dynamo's trace included), and each op more, twice
+# over when AOT autograd compiles a backward graph too. Both are lower bounds (nanoGPT's forward
+# and backward, 64 ops, took 5.7 s: 0.04 s an op), so a region whose compile could pay is
+# compiled. A backend carve does not know is priced as Inductor.
+PAYBACK_CALLS = int(os.environ.get("CARVE_PAYBACK_CALLS", "1000"))
 PYTHON_FIRST_CALLS = 2
 SMALLEST_COMPILE = 0.5
+COMPILE_PER_OP = 0.02
 # Backends compiled from a region's first call (a capture to look at, a trace's cost).
 CAPTURE_BACKENDS = ("eager", "aot_eager")
 # A region whose results require grad runs a backward too, counted as twice its forward.
@@ -120,17 +127,37 @@ def prices_compiles(options: CompileOptions) -> bool:
     return name not in CAPTURE_BACKENDS
 
 
-def worth_compiling(python_seconds: float, requires_grad: bool) -> bool:
-    """Whether a region whose Python took `python_seconds` could pay for a compile: even a compiled
-    call that took no time at all would save at most its Python's time (and its backward's) per
-    call, over PAYBACK_CALLS calls."""
+def compile_estimate(ops: int, requires_grad: bool) -> float:
+    """What compiling a region whose Python ran `ops` torch operations costs (seconds)."""
+    return SMALLEST_COMPILE + COMPILE_PER_OP * ops * (2 if requires_grad else 1)
+
+
+def worth_compiling(python_seconds: float, ops: int, requires_grad: bool) -> bool:
+    """Whether a region whose Python took `python_seconds` and ran `ops` torch operations could pay
+    for its compile: even a compiled call that took no time at all would save at most its Python's
+    time (and its backward's) per call, over PAYBACK_CALLS calls."""
     per_call = python_seconds * (1 + BACKWARD_FACTOR if requires_grad else 1)
-    return per_call * PAYBACK_CALLS >= SMALLEST_COMPILE
+    return per_call * PAYBACK_CALLS >= compile_estimate(ops, requires_grad)
 
 
-def first_call_summary(python_seconds: float, options: CompileOptions) -> str:
-    return (f"its Python took {python_seconds * 1e6:.1f} us: over {PAYBACK_CALLS} calls that is less than "
-            f"the {SMALLEST_COMPILE:.1f} s a compile with {options.backend_name} costs at least")
+def first_call_summary(python_seconds: float, ops: int, requires_grad: bool, options: CompileOptions) -> str:
+    backward = " and a backward" if requires_grad else ""
+    return (f"its Python took {python_seconds * 1e6:.1f} us{backward} ({ops} torch operations): over "
+            f"{PAYBACK_CALLS} calls that is less than the {compile_estimate(ops, requires_grad):.1f} s a compile "
+            f"with {options.backend_name} would cost")
+
+
+class OpCounter(TorchFunctionMode):
+    """Counts the torch operations a region's Python calls (a module's call counts its own ops):
+    the size of the graph a compile would make, to price it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops = 0
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        self.ops += 1
+        return func(*args, **(kwargs or {}))
 
 
 class CostCheck:
@@ -170,6 +197,6 @@ class CostCheck:
                 f"{min(self.python) * 1e6:.1f} us (fastest of {SAMPLES} each)")
 
 
-__all__ = ["ENABLED", "CostCheck", "CAPTURE_BACKENDS", "PAYBACK_CALLS", "PYTHON_FIRST_CALLS", "SMALLEST_COMPILE", "first_call_summary",
+__all__ = ["ENABLED", "CostCheck", "CAPTURE_BACKENDS", "COMPILE_PER_OP", "OpCounter", "PAYBACK_CALLS", "compile_estimate", "PYTHON_FIRST_CALLS", "SMALLEST_COMPILE", "first_call_summary",
            "prices_compiles",
            "worth_compiling", "draws_random", "draws_eagers_random", "SAMPLES", "SLOWER", "TIMED_UNDER", "WARM_CALLS"]

@@ -89,6 +89,7 @@ class GraphRegion:
         self._python_first = cost_check.PYTHON_FIRST_CALLS \
             if self._cost is not None and cost_check.prices_compiles(options) else 0
         self._python_fastest = math.inf
+        self._python_ops: int | None = None  # counted on the first of them (cost_check.OpCounter)
         # Set once the region's calls can go straight into Dynamo's capture (see _make_caller).
         self._steady = False
         # Where the first call passed a float or a complex (checked for -0.0 on every call).
@@ -329,10 +330,17 @@ class GraphRegion:
         the machine's timing."""
         clock = cost_check.clock
         random_state = torch.random.get_rng_state()
+        counter = cost_check.OpCounter() if self._python_ops is None else None
         start = clock()
-        out = self.fn(*args)
+        if counter is None:
+            out = self.fn(*args)
+        else:
+            with counter:
+                out = self.fn(*args)
         elapsed = clock() - start
         self._python_first -= 1
+        if counter is not None:
+            self._python_ops = counter.ops
         leaves = pytree.tree_leaves(out)
         if kernel_builds.off_cpu(leaves) or (not cost_check.draws_eagers_random(self.options)
                                              and not torch.equal(random_state, torch.random.get_rng_state())):
@@ -343,9 +351,11 @@ class GraphRegion:
         if self._python_first:
             return out
         requires_grad = any(isinstance(leaf, torch.Tensor) and leaf.requires_grad for leaf in leaves)
-        if not cost_check.worth_compiling(fastest, requires_grad):
+        ops = self._python_ops or 0
+        if not cost_check.worth_compiling(fastest, ops, requires_grad):
             self._cost = None
-            self._run_as_python(f"not worth a compile: {cost_check.first_call_summary(fastest, self.options)}")
+            self._run_as_python("not worth a compile: " + cost_check.first_call_summary(
+                fastest, ops, requires_grad, self.options))
             log.log_once(("not worth", self.filename, self.first_line), log.perf_log, logging.INFO,
                          "region %s (%s:%d) runs as Python: it is %s", self.name, self.filename,
                          self.first_line, self.eager_reason)

@@ -16,8 +16,9 @@ import carve
 from carve.runtime import cost_check, log
 from carve.testing import CountingBackend
 
-# A Python call this long or longer is worth an Inductor compile; one a tenth of it is not.
-WORTH = cost_check.SMALLEST_COMPILE / cost_check.PAYBACK_CALLS
+# A Python call this long or longer is worth an Inductor compile of a few ops (the default run
+# of 1,000 calls); one a tenth of it is not.
+WORTH = (cost_check.SMALLEST_COMPILE + 10 * cost_check.COMPILE_PER_OP) / 1000
 
 
 class StepClock:
@@ -27,6 +28,11 @@ class StepClock:
     def __call__(self) -> float:
         self.now += self.step
         return self.now
+
+
+@pytest.fixture(autouse=True)
+def _default_run_length(monkeypatch):
+    monkeypatch.setattr(cost_check, "PAYBACK_CALLS", 1000)  # the default (tests/conftest.py prices a long run)
 
 
 @pytest.fixture
@@ -208,3 +214,25 @@ def test_explain_names_the_regions_not_worth_a_compile(clock_step):
         report = carve.explain(add_then_print, calls=1, backend=priced_backend())(*args_of(0))
     lines = [line for line in str(report).splitlines() if "to price its compile" in line]
     assert len(lines) == 2, str(report)
+
+
+def test_the_compile_is_priced_by_the_ops_the_python_ran(clock_step):
+    # The same time a call, two sizes of graph: a compile of two ops pays over the run, one of
+    # thirty (twice the cheapest compile) does not.
+    clock_step(0.7 / 1000)
+
+    def two_ops(x, w):
+        return (x * w).sin()
+
+    def thirty_ops(x, w):
+        for _ in range(15):
+            x = (x * w).sin()
+        return x
+
+    for fn, compiles in ((two_ops, True), (thirty_ops, False)):
+        backend = priced_backend()
+        compiled = carve.compile(fn, backend=backend)
+        run_both(fn, compiled, 4)
+        assert (backend.graphs == 1) is compiles, fn.__name__
+    (region,) = compiled.regions
+    assert "(30 torch operations)" in region.eager_reason, region.eager_reason
