@@ -17,7 +17,9 @@ output, and computed the gradient of a graph reading it wrongly.
 
 Every call compares, with tight tolerances, the results, every leaf's gradient, and where
 an optimizer steps its parameters and state. Inductor compiles take seconds on a CPU, so
-the tensors are tiny and each compiled function serves several calls.
+the tensors are tiny and each compiled function serves several calls. A region's first calls
+run its Python to price its compile (runtime/cost_check.py): each test makes those calls first,
+then the calls it was written for, and checks that its regions compiled graphs.
 """
 
 from __future__ import annotations
@@ -31,8 +33,12 @@ from torch import nn
 from torch.nn import functional as F
 
 import carve
+from carve.runtime import cost_check
 
 pytestmark = pytest.mark.inductor
+
+# The calls that run a region's Python to price its compile, before its compiled calls.
+PRICING = cost_check.PYTHON_FIRST_CALLS
 
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
 
@@ -49,6 +55,12 @@ def assert_same_grads(leaves, reference_leaves, what: str) -> None:
         assert (leaf.grad is None) == (reference.grad is None), f"{what}: leaf {index} has a grad in one run only"
         if reference.grad is not None:
             assert_same(leaf.grad, reference.grad, f"{what}: grad of leaf {index}")
+
+
+def assert_compiled(compiled) -> None:
+    """The regions compiled graphs: the calls compared were not all of them Python."""
+    assert all(region.graphs for region in compiled.regions), \
+        [(region.name, region.path, region.eager_reason) for region in compiled.regions]
 
 
 def assert_same_optimizer(optimizer, reference) -> None:
@@ -155,7 +167,7 @@ def test_gradients_leaving_each_way_equal_eager(fn, changing):
     w = torch.randn(4, generator=torch.Generator().manual_seed(10)).requires_grad_()
     w_ref = w.detach().clone().requires_grad_()
     optimizer, reference_optimizer = torch.optim.Adam([w], lr=0.1), torch.optim.Adam([w_ref], lr=0.1)
-    for call in range(4 if changing else 3):
+    for call in range(PRICING + (4 if changing else 3)):
         inputs, reference = make_inputs(call, changing, w), make_inputs(call, changing, w_ref)
         result = compiled(*inputs.args)
         expected = fn(*reference.args)
@@ -171,6 +183,7 @@ def test_gradients_leaving_each_way_equal_eager(fn, changing):
         assert_same_optimizer(optimizer, reference_optimizer)
         optimizer.zero_grad()
         reference_optimizer.zero_grad()
+    assert_compiled(compiled)
 
 
 # -- Python numbers a region computes and hands back -----------------------------------------------
@@ -204,7 +217,7 @@ def test_policy_gradient_update_equals_eager():
     w = torch.randn(2, 3, generator=torch.Generator().manual_seed(11)).requires_grad_()
     w_ref = w.detach().clone().requires_grad_()
     optimizer, reference_optimizer = torch.optim.Adam([w], lr=0.02), torch.optim.Adam([w_ref], lr=0.02)
-    for call in range(4):
+    for call in range(PRICING + 4):
         optimizer.zero_grad()
         reference_optimizer.zero_grad()
         R = compiled(episode(w, call), w)
@@ -214,6 +227,7 @@ def test_policy_gradient_update_equals_eager():
         optimizer.step()
         reference_optimizer.step()
         assert_same_optimizer(optimizer, reference_optimizer)
+    assert_compiled(compiled)
 
 
 def numbers_out(w, x, n, f):
@@ -236,7 +250,7 @@ def test_numbers_a_region_returns_change_with_every_call():
     compiled = carve.compile(numbers_out, backend="inductor")
     w = torch.randn(4, generator=torch.Generator().manual_seed(12)).requires_grad_()
     w_ref = w.detach().clone().requires_grad_()
-    for call in range(4):
+    for call in range(PRICING + 4):
         x = torch.randn(4, generator=torch.Generator().manual_seed(call))
         loss, s, m = compiled(w, x, 2 + call, 0.25 + 0.6 * call)
         expected_loss, expected_s, expected_m = numbers_out(w_ref, x, 2 + call, 0.25 + 0.6 * call)
@@ -245,15 +259,16 @@ def test_numbers_a_region_returns_change_with_every_call():
         loss.backward()
         expected_loss.backward()
         assert_same(w.grad, w_ref.grad, f"call {call}: w.grad")
+    assert_compiled(compiled)
 
 
 def test_a_float_carried_through_an_unrolled_loop_is_returned_anew():
-    # Dynamo (torch 2.13) fails compiling the second call ("Guard failed on the same frame it was
-    # created"; torch.compile raises it): the region runs as Python from then on, said once.
+    # Dynamo (torch 2.13) fails compiling the second compiled call ("Guard failed on the same frame it
+    # was created"; torch.compile raises it): the region runs as Python from then on, said once.
     compiled = carve.compile(discounted_sum, backend="inductor")
     w = torch.randn(4, generator=torch.Generator().manual_seed(13)).requires_grad_()
     w_ref = w.detach().clone().requires_grad_()
-    for call in range(4):
+    for call in range(PRICING + 4):
         generator = torch.Generator().manual_seed(call)
         xs = [torch.randn(4, generator=generator) for _ in range(3)]
         rewards = [0.3 + 0.45 * call + 0.1 * i for i in range(3)]
@@ -264,6 +279,7 @@ def test_a_float_carried_through_an_unrolled_loop_is_returned_anew():
         total.backward()
         expected_total.backward()
         assert_same(w.grad, w_ref.grad, f"call {call}: w.grad")
+    assert_compiled(compiled)
 
 
 # -- training steps: optimizers inside, a float weight changing, two backward passes -----------------
@@ -282,12 +298,13 @@ def test_a_training_step_with_a_changing_loss_weight_equals_eager():
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     reference_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
     compiled = carve.compile(train_step, backend="inductor")
-    for call in range(4):
+    for call in range(PRICING + 4):
         x, y = torch.randn(5, 4), torch.randn(5, 2)
         weight = 1.0 / (call + 1.5)
         assert_same(compiled(model, optimizer, x, y, weight),
                     train_step(reference, reference_optimizer, x, y, weight), f"call {call}: loss")
         assert_same_optimizer(optimizer, reference_optimizer)
+    assert_compiled(compiled)
 
 
 def gan_step(z, G, D, optimizerG, optimizerD):
@@ -310,7 +327,7 @@ def test_gan_step_equals_eager(capsys):
     optimizers = torch.optim.Adam(G.parameters(), lr=0.01), torch.optim.Adam(D.parameters(), lr=0.01)
     references = torch.optim.Adam(G_ref.parameters(), lr=0.01), torch.optim.Adam(D_ref.parameters(), lr=0.01)
     compiled = carve.compile(gan_step, backend="inductor")
-    for call in range(3):
+    for call in range(PRICING + 3):
         z = torch.randn(5, 4)
         for optimizer in (*optimizers, *references):
             optimizer.zero_grad()
@@ -321,3 +338,4 @@ def test_gan_step_equals_eager(capsys):
         assert_same(result, expected, f"call {call}: losses")
         for optimizer, reference in zip(optimizers, references):
             assert_same_optimizer(optimizer, reference)
+    assert_compiled(compiled)

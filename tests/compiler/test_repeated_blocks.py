@@ -17,6 +17,10 @@ from carve.block_screen import compiles_as_one_graph
 from carve.explanation import _describe_region
 from carve.runtime import cost_check, repeated_blocks
 
+# A region's first calls run its Python to price its compile (runtime/cost_check.py): the calls a
+# test makes of the compiled path come after them.
+PRICING = cost_check.PYTHON_FIRST_CALLS
+
 
 class Mlp(nn.Module):
     def __init__(self) -> None:
@@ -174,8 +178,9 @@ def _compare_with_eager(block, x, stack=Stack):
     eager.load_state_dict(model.state_dict())
     compiled = carve.compile(model)
     with torch.no_grad():
-        for batch in (x, x * 2, x[:1]):
+        for batch in [x] * PRICING + [x, x * 2, x[:1]]:  # the Python calls that price the compile first
             torch.testing.assert_close(compiled(batch), eager(batch))
+    assert all(region.graphs for region in compiled_function_of(compiled).regions)  # compiled, not Python
     for batch in (x, x * 2):
         expected, got = eager(batch), compiled(batch)
         torch.testing.assert_close(got, expected)
@@ -183,7 +188,7 @@ def _compare_with_eager(block, x, stack=Stack):
         got.sum().backward()
     for (name, p), q in zip(model.named_parameters(), eager.parameters()):
         torch.testing.assert_close(p.grad, q.grad, msg=name)
-    assert [layer.calls for layer in model.layers] == [layer.calls for layer in eager.layers] == [5, 5, 5]
+    assert [layer.calls for layer in model.layers] == [layer.calls for layer in eager.layers] == [5 + PRICING] * 3
     return compiled
 
 
@@ -204,7 +209,8 @@ def test_no_grad_calls_after_a_steady_training_state_still_compile_the_layers_on
     eager.load_state_dict(model.state_dict())
     compiled = carve.compile(model)
     x = torch.randn(4, 8)
-    for step in range(cost_check.WARM_CALLS + 2 * cost_check.SAMPLES + 2):  # past the cost check's timed calls
+    # past the pricing calls and the cost check's timed calls
+    for step in range(PRICING + cost_check.WARM_CALLS + 2 * cost_check.SAMPLES + 2):
         torch.testing.assert_close(compiled(x * step), eager(x * step))
     (region,) = compiled_function_of(compiled).regions
     assert region._steady and "PureBlock" not in region.capture.layers_compiled_once
@@ -259,7 +265,8 @@ def test_more_layers_than_dynamos_default_reuse_entries_each_reading_its_own_con
     carve_log.addHandler(caplog.handler)
     try:
         with caplog.at_level(logging.INFO, logger="carve"), torch.no_grad():
-            for batch in (torch.randn(2, 8), torch.randn(3, 8)):
+            # the Python calls that price the compile, then the compiled ones
+            for batch in [torch.randn(2, 8) for _ in range(PRICING)] + [torch.randn(2, 8), torch.randn(3, 8)]:
                 torch.testing.assert_close(compiled(batch), model(batch))
     finally:
         carve_log.removeHandler(caplog.handler)
@@ -281,7 +288,9 @@ def test_a_layer_forward_patched_between_calls_is_the_one_that_runs():
     original = SwappableBlock.forward
     try:
         with torch.no_grad():
-            torch.testing.assert_close(compiled(x), model(x))
+            for _ in range(PRICING + 1):  # the Python calls that price the compile, then a compiled one
+                torch.testing.assert_close(compiled(x), model(x))
+            assert all(region.graphs for region in compiled_function_of(compiled).regions)
 
             def halved(self, x):
                 return original(self, x) * 0.5

@@ -30,6 +30,7 @@ Both compilers get a `CountingBackend` in front of the backend: graphs compiled,
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import io
 import itertools
@@ -286,12 +287,26 @@ HELD_OUT = tuple(name for name, case in CASES.items() if case.held_out)  # the i
 
 class CountingInductor(CountingBackend):
     """`CountingBackend("inductor")` that says it is Inductor (`compiler_name`), so carve compiles
-    it as it compiles `backend="inductor"`."""
+    it as it compiles `backend="inductor"`, and that takes the compile's `options` as Inductor's
+    config patches: torch's backend wrapper hands a backend object `options=` (torch.compile's
+    does too), which `CountingBackend` alone does not take (its compiles would fail, and every
+    region run as Python)."""
 
     compiler_name = "inductor"
 
     def __init__(self) -> None:
         super().__init__("inductor")
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list, options: dict | None = None) -> Any:
+        if not options:
+            return super().__call__(gm, example_inputs)
+        compile_fx = self._compile
+        # Patched for the backward's compile too, which AOT autograd makes on the first backward.
+        self._compile = functools.partial(compile_fx, config_patches=options)
+        try:
+            return super().__call__(gm, example_inputs)
+        finally:
+            self._compile = compile_fx
 
 
 def counting_backend(backend: str) -> CountingBackend:

@@ -23,6 +23,13 @@ from tests.real_scripts.conftest import GRAPHS
 from tests.real_scripts.harness import CASES, HELD_OUT, assert_same, run_calls, unload
 
 CALLS = 3
+# Under Inductor a region's first calls run its Python to price its compile (runtime/cost_check.py).
+# The scripts' regions holding tensor work run once per batch or iteration, several times a call:
+# compiled from their third run, within the first call, so both calls run Inductor's code (each
+# test checks that Inductor compiled graphs and ran them). DCGAN's parameters drift from eager's past the tolerance from a third
+# call on under Inductor, as under torch.compile on its models (the same numbers): Inductor's
+# arithmetic, amplified by Adam, not carve's.
+INDUCTOR_CALLS = 2
 
 # Independent-set scripts carve does not yet run as eager does: why (docs/real_scripts.md), and the error raised.
 KNOWN_FAILURES: dict[str, str] = {}
@@ -69,10 +76,11 @@ def test_nanogpt_training_loop_under_inductor_equals_eager():
     (`torch.randint` in get_batch) would pick other batches. `fallback_random` makes Inductor draw
     eager's, so the comparison is of the computation."""
     case = CASES["nanogpt"]
-    eager = run_calls(case, "eager", 2)
-    carved = run_calls(case, "carve", 2, backend="inductor", options={"fallback_random": True})
+    eager = run_calls(case, "eager", INDUCTOR_CALLS)
+    carved = run_calls(case, "carve", INDUCTOR_CALLS, backend="inductor", options={"fallback_random": True})
     try:
         assert_same(eager, carved, rtol=1e-3, atol=1e-4)
+        assert carved.graphs > 0 and carved.graph_calls > 0, "Inductor ran no graph: the calls compared ran as Python"
     finally:
         unload(eager)
         unload(carved)
@@ -86,10 +94,11 @@ def test_training_scripts_under_inductor_equal_eager(name):
     backend, where a wrong gradient can hide from the aot_eager runs above. Inductor draws eager's
     random numbers here (`fallback_random`), so dropout and sampled noise are the same."""
     case = CASES[name]
-    eager = run_calls(case, "eager", 2)
-    carved = run_calls(case, "carve", 2, backend="inductor", options={"fallback_random": True})
+    eager = run_calls(case, "eager", INDUCTOR_CALLS)
+    carved = run_calls(case, "carve", INDUCTOR_CALLS, backend="inductor", options={"fallback_random": True})
     try:
         assert_same(eager, carved, rtol=1e-3, atol=1e-4)
+        assert carved.graphs > 0 and carved.graph_calls > 0, "Inductor ran no graph: the calls compared ran as Python"
     finally:
         unload(eager)
         unload(carved)
