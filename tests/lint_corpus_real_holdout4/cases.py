@@ -334,8 +334,10 @@ cases("tdq_solvers.py", {
     "AdaptiveStepsizeODESolver.integrate": lambda m: (_rk_solver(__import__("tdq_dopri5")).integrate, (_times(),)),
     "AdaptiveStepsizeEventODESolver.integrate_until_event": lambda m: (
         _rk_solver(__import__("tdq_dopri5")).integrate_until_event, (torch.tensor(0.0), lambda t, y: y[..., 0] - 0.5)),
+    # the static method itself, which builds the grid constructor (first labelled on the closure it
+    # returns, whose lines the case's span leaves out: a harness defect the first measurement showed)
     "FixedGridODESolver._grid_constructor_from_step_size": lambda m: (
-        m.FixedGridODESolver._grid_constructor_from_step_size(0.25), (_field(), _y0(), _times())),
+        m.FixedGridODESolver._grid_constructor_from_step_size, (0.25,)),
     "FixedGridODESolver.integrate": lambda m: (_fixed_solver(__import__("tdq_fixed_grid"), "RK4").integrate, (_times(),)),
     "FixedGridODESolver.integrate_until_event": lambda m: (
         _fixed_solver(__import__("tdq_fixed_grid"), "Euler").integrate_until_event, (torch.tensor(0.0), lambda t, y: y[..., 0] - 0.5)),
