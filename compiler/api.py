@@ -35,6 +35,7 @@ from carve.regionset import options_from
 from carve.runtime import state
 from carve.runtime.config import CompileOptions
 from carve.runtime.errors import GraphBreakError
+from carve.runtime.whole_call_check import WholeCallCheck
 from carve.rewriters.rules import crv017_untraceable as untraceable
 from carve.rewriters.rules import crv023_reads_own_frame as reads_own_frame
 from carve.rewriters.verify import OutlineVerificationError
@@ -239,6 +240,7 @@ class CompiledFunction:
         self.options = options
         # What a call runs: the split, a whole call, the function itself (eager), or a lambda's region.
         self._impl: Callable[..., Any] | None = None
+        self._whole_call_check: WholeCallCheck | None = None  # see _weigh_whole_calls
         # What a call passing exactly `_forward_arity` positional arguments may run instead of
         # `_impl`: the one region a function's body is, or a whole call's region (`_forwarding`).
         self._forward: Callable[..., Any] | None = None
@@ -366,6 +368,7 @@ class CompiledFunction:
                 return self._run_with_compiled_module(reason, type(args[0]).__name__)
             return self._run_eagerly(reason)
         self._build.regions.on_skip = self._on_skip
+        self._build.regions.on_kept_for_backward = self._weigh_whole_calls
         if self._build.torch_compile_would_not_break:
             # Under fullgraph carve's split passed `_fullgraph_refusal`: one graph, with at most
             # Python before or after it. Where Dynamo refuses that Python (`next(iterator_arg)`)
@@ -427,6 +430,25 @@ class CompiledFunction:
 
         self._impl = with_compiled_module
         return with_compiled_module
+
+    def _weigh_whole_calls(self, region) -> None:
+        """The cost check kept `region` compiled for its backward, unweighed: this function's next
+        calls weigh it whole, the backward included when they run it (runtime/whole_call_check.py).
+        Meanwhile every call goes through the weighing; then as before."""
+        check = self._whole_call_check
+        if check is None or check.done:
+            calls, forward = self._impl, self._forward
+            if calls is None:
+                return
+
+            def restore() -> None:
+                if self._impl is weighed:  # not rebuilt meanwhile
+                    self._impl, self._forward = calls, forward
+
+            check = self._whole_call_check = WholeCallCheck(on_done=restore)
+            weighed = check.wrap(calls)
+            self._impl, self._forward = weighed, None
+        check.add(region)
 
     def _on_skip(self, lines: dict) -> None:
         """Dynamo skipped a region because a break inside one of its loops was reached: those

@@ -75,6 +75,9 @@ class RegionSet:
         self.findings: dict[int, Finding] = {}
         # Called with {line: (code, message)} when Dynamo gave up on a region for good.
         self.on_skip: Callable[[dict[int, tuple[str, str]]], None] | None = None
+        # Called with a region the cost check kept compiled for its backward, unweighed
+        # (runtime/whole_call_check.py).
+        self.on_kept_for_backward: Callable[[GraphRegion], None] | None = None
         self.eager_calls: dict[tuple[int, str], int] = {}
         # code object of a nested def -> its first instance, compiled (see compiled_definition).
         self.definitions: dict = {}
@@ -88,11 +91,16 @@ class RegionSet:
                 filename=fn.__code__.co_filename, first_line=first_line, last_line=last_line,
             )
             region.on_skip = self._region_skipped
+            region.on_kept_for_backward = self._region_kept_for_backward
             self.regions.append(region)
             # What the generated code calls (its __carve_region__ is the region); timed during an explain.
             return timed_caller(region, region.caller)
 
         return make_region
+
+    def _region_kept_for_backward(self, region: GraphRegion) -> None:
+        if self.on_kept_for_backward is not None:
+            self.on_kept_for_backward(region)
 
     def _region_skipped(self, region: GraphRegion, event: BreakEvent) -> None:
         """Dynamo skipped `region` (a statement the partition kept in one of its loops, betting

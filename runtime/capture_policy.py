@@ -4,8 +4,8 @@
     mode = break_mode(fullgraph)    # "fullgraph" | "error" | "permissive"
 
 Every region is captured by `torch._dynamo` (docs/architecture.md); the only other answer is
-Python, for a reason carve states once (not a Python function, no tensor operations, the
-cost check found Python faster, it compiles again on most calls: `recompiles_on_most_calls`,
+Python, for a reason carve states once (not a Python function, no tensor operations, not
+worth a compile, the cost check found Python faster, it compiles again on most calls: `recompiles_on_most_calls`,
 it compiled again and made no graph: `compiles_for_nothing`).
 `carve.explain` prints the path and its reason.
 

@@ -67,6 +67,11 @@ class GraphRegion:
         self.last_line = last_line
         # Set by the compiler: called with (region, BreakEvent) when Dynamo skips the region for good.
         self.on_skip: Callable[["GraphRegion", BreakEvent], Any] | None = None
+        # Set by the compiler: called with the region when the cost check keeps it compiled for its
+        # backward, unweighed; its function's whole calls may weigh it (whole_call_check.py), and
+        # that weighing is `_whole_call` meanwhile.
+        self.on_kept_for_backward: Callable[["GraphRegion"], Any] | None = None
+        self._whole_call: Any = None
         # Why the region runs as Python (None: Dynamo captures it); see capture_policy.region_path.
         self.eager_reason: str | None = None if hasattr(fn, "__code__") else "not a Python function"
         self.eager = self.eager_reason is not None
@@ -204,6 +209,8 @@ class GraphRegion:
             # Inside a Dynamo trace (a user's torch.compile, or a region calling a function
             # `carve rewrite` wrote), the trace inlines the region's code, not a second capture.
             return self.fn(*args)
+        if self._whole_call is not None:
+            return self._whole_call.region_call(self, args)
         if self._cost is not None:
             return self._timed_call(args)
         return self._compiled_call(args)
@@ -314,6 +321,8 @@ class GraphRegion:
         verdict = cost.verdict()
         if verdict is not None:
             self._cost = None
+            if cost.kept_for_backward and self.on_kept_for_backward is not None:
+                self.on_kept_for_backward(self)
             if verdict == "python":
                 self._run_as_python(f"faster as Python: {cost.summary()}")
                 log.log_once(("slower", self.filename, self.first_line), log.perf_log, logging.INFO,
