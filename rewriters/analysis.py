@@ -186,7 +186,10 @@ def analyze_function(
                 return answer
         return False
 
-    ctx = CheckContext(module.imports, TensorInference(func, module.imports, returns_tensor if oracles else None),
+    # the attributes of `self` the resolver (the lint's, which knows the method's class) says hold tensors
+    tensor_attributes = getattr(resolver, "tensor_attributes", None) or frozenset()
+    ctx = CheckContext(module.imports, TensorInference(func, module.imports, returns_tensor if oracles else None,
+                                                       tensor_attributes),
                        module.dynamic_output_sizes_traced, module.for_lint)
     walker = _FunctionWalker(analysis, module, ctx, resolver, forced_breaks or {})
     walker.run()

@@ -21,10 +21,16 @@ CONVERSION_METHODS = frozenset({"item", "tolist", "numpy"})
 # Builtins that convert a tensor argument to a Python number (`int(x)`) or string (`str(x)`).
 CONVERTING_BUILTINS = frozenset({"int", "float", "bool", "complex", "str", "repr"})
 
+# torch functions (and the same-named tensor methods) that read their input's values into Python
+# inside: torch.compile 2.13 ends its graph there ("Data dependent operator").
+VALUE_READING_METHODS = frozenset({"cov", "corrcoef", "allclose", "equal"})
+VALUE_READING_FUNCTIONS = frozenset({f"torch.{name}" for name in VALUE_READING_METHODS})
+
 # Output shape depends on the tensor's values.
 DATA_DEPENDENT_SHAPE_METHODS = frozenset({"unique", "unique_consecutive", "masked_select", "bincount"})
 DATA_DEPENDENT_SHAPE_FUNCTIONS = frozenset(
-    {f"torch.{name}" for name in DATA_DEPENDENT_SHAPE_METHODS} | {"torch.repeat_interleave"})
+    {f"torch.{name}" for name in DATA_DEPENDENT_SHAPE_METHODS}
+    | {"torch.repeat_interleave", "torch.combinations", "torch.linalg.lstsq"})
 # torch.compile 2.13 gives these an unbacked output size under fullgraph=True, and breaks the graph on
 # them without it ("Dynamic shape operator").
 UNBACKED_SIZE_METHODS = frozenset({"nonzero", "argwhere"})

@@ -43,8 +43,8 @@ annotation; a numeric, string, bool or None default; use in `range()`, `len()`, 
 Fetching a batch from a DataLoader (`next(self.data_iter)`, `iter(train_loader)`, `for x, y in
 train_loader`, by the name) is tensor work and break-prone: its batches are tensors, and torch.compile skips its
 iterators. Break-prone: I/O and logging calls, tensor-to-Python conversions, `if`/`while`/conditional
-expressions, boolean-mask indexing, `.backward()`, `yield`, `await`, a call to a function
-marked disable.
+expressions, asserts, boolean-mask indexing, `.backward()`, `yield`, `await`, a call to a function
+marked disable. `.all()` and `.any()` of a comparison (`(t[1:] > t[:-1]).all()`) are tensor vocabulary.
 """
 
 from __future__ import annotations
@@ -222,6 +222,8 @@ class _Evidence(cst.CSTVisitor):
             self.vocabulary = True
         elif self._candidate(node.value) and (attribute in TENSOR_METHODS or attribute in EVIDENCE_ATTRIBUTES):
             self.vocabulary = True  # `x.sin()`, `x.sum()` on a parameter
+        elif attribute in ("all", "any") and isinstance(node.value, cst.Comparison):
+            self.vocabulary = True  # `(t[1:] > t[:-1]).all()`: a Python comparison gives a bool, which has no .all
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         # `x[x > 0]`: a boolean mask, which Python sequences do not take; its result has a
@@ -310,6 +312,9 @@ class _Evidence(cst.CSTVisitor):
 
     def visit_If(self, node: cst.If) -> None:
         self.break_prone = True
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self.break_prone = True  # `assert (t > 0).all(), f"..."` (CRV005)
 
     def visit_While(self, node: cst.While) -> None:
         self.break_prone = True

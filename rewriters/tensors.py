@@ -56,6 +56,9 @@ TENSOR_METHODS = frozenset({
     "logical_or", "logical_not", "isnan", "isinf", "isfinite", "count_nonzero", "trace", "diag",
     "square", "neg", "sign", "round", "floor", "ceil", "topk", "sort", "median", "mode",
     "allclose", "dot", "outer", "nansum", "logsumexp",
+} | {
+    # only tensors have these: `dy = _dot_product(c, fs).type_as(y0)` is a tensor whatever `_dot_product` returns
+    "type_as", "view_as", "expand_as", "reshape_as", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor",
 })
 # torch modules whose functions return Python values, devices, handles, state or objects (optimizers,
 # data loaders, grad scalers), not tensors.
@@ -75,6 +78,7 @@ EVIDENCE_ATTRIBUTES = frozenset({
     "mean", "amax", "amin", "argmax", "argmin", "norm", "abs", "exp", "cumsum", "flatten", "expand",
     "any", "all", "std", "var", "masked_fill_", "add_", "mul_", "sub_", "div_", "zero_", "fill_",
     "clamp", "clamp_", "sqrt", "pow", "backward", "T", "mT", "max", "min",
+    "type_as", "view_as", "expand_as", "reshape_as", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor",
 })
 
 
@@ -83,12 +87,15 @@ class TensorInference:
 
     `returns_tensor(dotted)`, when given, says whether a call to the function named `dotted`
     (a user function the resolvers can read) returns a tensor: `acc = accuracy(logits, y)`
-    then makes `acc` a tensor.
+    then makes `acc` a tensor. `tensor_attributes`: the attributes of `self` that hold tensors
+    (what the class assigns them: `self.continuous_idx = torch.ones(n, dtype=torch.bool)`).
     """
 
-    def __init__(self, func: cst.FunctionDef, imports: ImportTable, returns_tensor=None) -> None:
+    def __init__(self, func: cst.FunctionDef, imports: ImportTable, returns_tensor=None,
+                 tensor_attributes: frozenset[str] = frozenset()) -> None:
         self.imports = imports
         self.returns_tensor = returns_tensor
+        self.tensor_attributes = tensor_attributes
         self.tensor_names: set[str] = set()
         # The function's parameters but `self` and `cls`.
         self.parameter_names = {param.name.value for param in _all_params(func.params)} - {"self", "cls"}
@@ -138,7 +145,7 @@ class TensorInference:
         if isinstance(node, cst.Attribute):
             if node.attr.value in TENSOR_ATTRIBUTES:
                 return self.is_tensor(node.value)
-            return False
+            return isinstance(node.value, cst.Name) and node.value.value == "self" and node.attr.value in self.tensor_attributes
         if isinstance(node, cst.Subscript):
             return self.is_tensor(node.value)
         if isinstance(node, cst.BinaryOperation):
@@ -285,8 +292,28 @@ class _AssignmentCollector(OwnScopeVisitor):
     def _iteration(self, target: cst.BaseExpression, iterator: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
             if not (isinstance(iterator, cst.Call) and dotted_name(iterator.func) in ("range", "enumerate", "zip")):
-                self.pairs.append((target.value, cst.Subscript(iterator, [cst.SubscriptElement(cst.Index(cst.Integer("0")))])))
-                self.iterations.append((target.value, iterator))
+                self._element(target.value, iterator)
+            return
+        # `for i, flag in enumerate(flags)`, `for t0, t1 in zip(grid[:-1], grid[1:])`: the names bound to
+        # what is iterated take its elements
+        if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(iterator, cst.Call)):
+            return
+        names = [element.value for element in target.elements]
+        iterated = [arg.value for arg in iterator.args if arg.keyword is None and not arg.star]
+        function = dotted_name(iterator.func)
+        if function == "enumerate" and len(names) == 2 and iterated:
+            pairs = [(names[1], iterated[0])]
+        elif function == "zip" and len(names) == len(iterated):
+            pairs = list(zip(names, iterated))
+        else:
+            return
+        for name, source in pairs:
+            if isinstance(name, cst.Name):
+                self._element(name.value, source)
+
+    def _element(self, name: str, iterated: cst.BaseExpression) -> None:
+        self.pairs.append((name, cst.Subscript(iterated, [cst.SubscriptElement(cst.Index(cst.Integer("0")))])))
+        self.iterations.append((name, iterated))
 
 
 class _Ranks(OwnScopeVisitor):

@@ -18,7 +18,7 @@ from typing import cast
 import libcst as cst
 
 from carve.rewriters.names import ImportTable, dotted_name
-from carve.rewriters.op_tables import UNBACKED_SIZE_FUNCTIONS, UNBACKED_SIZE_METHODS
+from carve.rewriters.op_tables import IO_FUNCTIONS, UNBACKED_SIZE_FUNCTIONS, UNBACKED_SIZE_METHODS
 from carve.rewriters.tensors import TensorInference
 
 # What torch.compile 2.13 traces without a graph break but carve runs eagerly (CRV021, not the
@@ -85,6 +85,40 @@ def has_unbacked_output_size(call: cst.Call, ctx: CheckContext) -> bool:
     fullgraph=True (and breaks on without it)."""
     return ctx.qualified(call.func) in UNBACKED_SIZE_FUNCTIONS or (
         method_name(call) in UNBACKED_SIZE_METHODS and not receiver_is_numpy(call, ctx))
+
+
+# NumPy's public functions and (non-scalar) classes torch._numpy (torch 2.13) does not implement, and that are
+# not another name of one it does: Dynamo breaks on a call of any of them ("attempted to trace numpy function
+# unsupported by PyTorch"). tests/lint/test_lint_torch_knowledge.py recomputes it from the installed torch.
+UNTRACED_NUMPY = frozenset({
+    "apply_along_axis", "apply_over_axes", "argpartition", "array2string", "array_repr", "array_str",
+    "asanyarray", "asarray_chkfinite", "asfortranarray", "asmatrix", "astype", "base_repr", "binary_repr",
+    "bitwise_count", "block", "bmat", "broadcast", "busday_count", "busday_offset", "busdaycalendar",
+    "compress", "cumulative_prod", "cumulative_sum", "datetime_as_string", "datetime_data", "delete",
+    "digitize", "ediff1d", "einsum_path", "errstate", "extract", "flatiter", "format_float_positional",
+    "format_float_scientific", "frexp", "frombuffer", "fromfile", "fromfunction", "fromiter", "frompyfunc",
+    "fromregex", "fromstring", "genfromtxt", "get_include", "get_printoptions", "getbufsize", "geterr",
+    "geterrcall", "histogram_bin_edges", "info", "insert", "interp", "intersect1d", "is_busday", "isdtype",
+    "isfortran", "isin", "isnat", "iterable", "ix_", "lexsort", "load", "loadtxt", "mask_indices", "matrix",
+    "matrix_transpose", "matvec", "may_share_memory", "memmap", "mintypecode", "nanargmax", "nanargmin",
+    "nancumprod", "nancumsum", "nanmax", "nanmean", "nanmedian", "nanmin", "nanpercentile", "nanprod",
+    "nanquantile", "nanstd", "nansum", "nanvar", "ndenumerate", "ndindex", "nditer", "nested_iters", "packbits",
+    "partition", "piecewise", "place", "poly", "poly1d", "polyadd", "polyder", "polydiv", "polyfit", "polyint",
+    "polymul", "polysub", "polyval", "printoptions", "promote_types", "putmask", "ravel_multi_index",
+    "recarray", "require", "roots", "save", "savetxt", "savez", "savez_compressed", "select",
+    "set_printoptions", "setbufsize", "setdiff1d", "seterr", "seterrcall", "setxor1d", "shares_memory",
+    "show_config", "show_runtime", "sort_complex", "spacing", "test", "trapezoid", "trim_zeros", "typename",
+    "ufunc", "union1d", "unique_all", "unique_counts", "unique_inverse", "unique_values", "unpackbits",
+    "unravel_index", "unstack", "unwrap", "vecdot", "vecmat", "vectorize"
+})
+
+
+def numpy_untraced(call: cst.Call, imports: ImportTable) -> bool:
+    """`np.isin(...)`, `np.nanmean(...)`: a NumPy function torch.compile cannot translate (CRV036). `np.save` is
+    I/O (CRV003), reported as such."""
+    name = imports.resolve(call.func) or ""
+    return name.startswith("numpy.") and name.count(".") == 1 and name[len("numpy."):] in UNTRACED_NUMPY \
+        and name not in IO_FUNCTIONS
 
 
 # The numpy.random functions torch._numpy implements (torch 2.13; Dynamo traces NumPy through it), and

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from carve.rewriters.checks.context import numpy_random_break
+from carve.rewriters.checks.context import numpy_random_break, numpy_untraced
 from carve.rewriters.names import ImportTable, dotted_name
 from carve.rewriters.op_tables import CONVERSION_METHODS, CONVERTING_BUILTINS
 from carve.rewriters.scopes import OwnScopeVisitor
@@ -132,9 +132,10 @@ class _TensorWork(OwnScopeVisitor):
         if name in _NO_WORK_CALLS or qualified.startswith(_NO_WORK_MODULES):
             return
         if qualified.startswith("numpy."):
-            # traced into tensor operations (trace_numpy), but for a draw that breaks (CRV031): it keeps
-            # nothing in the graph
-            self.found = numpy_random_break(node, self.tensors.imports, self.tensors.none_defaults) is None
+            # traced into tensor operations (trace_numpy), but for a draw that breaks (CRV031) or a function
+            # torch._numpy lacks (CRV036): those keep nothing in the graph
+            self.found = numpy_random_break(node, self.tensors.imports, self.tensors.none_defaults) is None \
+                and not numpy_untraced(node, self.tensors.imports)
             return
         if self.tensors.is_tensor(node):
             self.found = True

@@ -226,7 +226,7 @@ class ImportedCalls:
             return None
         func = parsed.func
         names = {decorator_name(d, parsed.context.imports) for d in func.decorators}
-        extra = {"definition": definition}
+        extra: dict[str, object] = {"definition": definition}
         if names & DISABLE_DECORATORS:
             info = CalleeInfo(CalleeKind.DISABLED, name, extra=extra)
         elif names & TRACEABLE_DECORATORS:
@@ -237,10 +237,13 @@ class ImportedCalls:
             state.analysing.add((definition.path, definition.qualname))
             try:
                 with parsed.context.within(func):
-                    findings = analyze_function(func, parsed.context, _resolver_for(state, parsed, depth)).findings
+                    analysis = analyze_function(func, parsed.context, _resolver_for(state, parsed, depth))
             finally:
                 state.analysing.discard((definition.path, definition.qualname))
-            info = CalleeInfo(CalleeKind.USER_FUNCTION, name, tuple(findings), display_path(definition.path), extra=extra)
+            # Whether it calls functions of its own (whose frames Dynamo traces even when it skips this one).
+            extra["calls_user_functions"] = bool(analysis.user_calls)
+            info = CalleeInfo(CalleeKind.USER_FUNCTION, name, tuple(analysis.findings), display_path(definition.path),
+                              extra=extra)
         state.infos[key] = info
         return info
 

@@ -19,6 +19,7 @@ lints those files again with them as `extra_targets`.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import tokenize
 import io
 import traceback
@@ -39,6 +40,7 @@ from carve.rewriters.lint.positions import LintModuleContext
 from carve.rewriters.lint.torch_version import traces
 from carve.rewriters.lint.scope import COMPILE_FUNCTIONS, ModuleIndex, compiled_functions, is_module_class, is_opaque
 from carve.rewriters.names import dotted_name
+from carve.rewriters.rules import rule
 from carve.rewriters.rules import crv000_syntax_error as syntax_error
 from carve.rewriters.rules import crv004_tensor_to_python as tensor_to_python
 from carve.rewriters.rules import crv005_data_dependent_branch as data_dependent_branch
@@ -51,6 +53,12 @@ from carve.rewriters.rules import crv027_break_before_graph as break_before_grap
 from carve.rewriters.tensor_functions import TensorFunctions
 from carve.rewriters.tensors import TensorInference
 from carve.rewriters.walk import walk
+
+
+def _skipped_whole(breaks: tuple[Finding, ...] | list[Finding], calls_user_functions: bool | None) -> bool:
+    """Dynamo gives up the function's whole frame (a break inside a loop, a try or a with block, an RNN
+    module: `breaks`), and the function calls no user function, whose frame Dynamo would trace on its own."""
+    return calls_user_functions is False and any(rule(f.code).skips_frame for f in breaks)
 
 
 @dataclass(frozen=True)
@@ -211,7 +219,8 @@ class _FileLinter:
         self.reported: dict[tuple, LintFinding] = {}
         # id(FunctionDef) -> its analysis, for the leading-break walk of callees.
         self.analyses: dict[int, FunctionAnalysis] = {}
-        self._leading_callees: dict[int, str | None] = {}
+        # (id of the callee's definition, called through nn.Module.apply) -> _callee_is_leading's answer
+        self._leading_callees: dict[tuple[int, bool], str | None] = {}
         self.cross = self._cross_module_resolver(context)
         imported_targets: list[tuple[str, str]] | None = [] if self.cross is not None else None
         analysed: set[int] = set()
@@ -397,14 +406,19 @@ class _FileLinter:
 
     def _callee_is_leading(self, info: CalleeInfo) -> str | None:
         """Whether every break of the user function `info` calls comes before any tensor work of it:
-        "no-work" when it does no tensor work at all, "work" when it does some after; None when a
-        break of it counts, or it cannot be read here (a function of another file, a cycle)."""
+        "no-work" when it does no tensor work at all, or when Dynamo skips its frame whole (called
+        directly, not through `nn.Module.apply`), "work" when it does some after; None when a break of
+        it counts, or it cannot be read here (a cycle; of a function of another file only its findings
+        are known, which tell whether its frame is skipped)."""
         func = self._callee_definition(info)
         if func is None:
-            return None
-        if id(func) in self._leading_callees:
-            return self._leading_callees[id(func)]
-        self._leading_callees[id(func)] = None  # while it is being decided (recursion)
+            # a function of another file: only whether Dynamo skips it whole can be told from its findings
+            calls_user_functions = info.extra.get("calls_user_functions")
+            return "no-work" if not info.extra.get("applied") and _skipped_whole(info.breaks, calls_user_functions) else None
+        key = (id(func), bool(info.extra.get("applied")))
+        if key in self._leading_callees:
+            return self._leading_callees[key]
+        self._leading_callees[key] = None  # while it is being decided (recursion)
         analysis = self.analyses.get(id(func))
         with self.context.within(func):
             if analysis is None:
@@ -413,7 +427,11 @@ class _FileLinter:
         answer = None
         if leading and {id(f) for f in leading} == {id(f) for f in analysis.breaks}:
             answer = "work" if does_tensor_work(func, self.context.imports, self._function_work) else "no-work"
-        self._leading_callees[id(func)] = answer
+        elif _skipped_whole(analysis.breaks, bool(analysis.user_calls)) and not info.extra.get("applied"):
+            # Dynamo runs the callee's frame eagerly, tensor work and all: it makes no graph of its own
+            # (piq's `_validate_input`, asserts in a loop), so calling it costs only the caller's split.
+            answer = "no-work"
+        self._leading_callees[key] = answer
         return answer
 
     def _traced_generator_calls(self, analysis: FunctionAnalysis) -> set[str]:
@@ -509,6 +527,34 @@ class _FileLinter:
             self._module_instances = collector.found
         return self._module_instances
 
+    def tensor_attributes(self, owner: cst.ClassDef) -> frozenset[str]:
+        """The attributes of `self` that the methods of `owner` (and of its bases in this module) assign only
+        tensors (or None): `self.continuous_idx = torch.ones(n, dtype=torch.bool)`, `nn.Parameter(...)`,
+        `self.register_buffer("scale", torch.tensor(2.0))`."""
+        cache = self.__dict__.setdefault("_tensor_attributes", {})
+        if id(owner) not in cache:
+            collector = _TensorAttributes(self.context.imports)
+            for class_def in self._class_and_local_bases(owner):
+                for statement in class_def.body.body:
+                    if isinstance(statement, cst.FunctionDef):
+                        collector.method(statement)
+            cache[id(owner)] = frozenset(collector.tensors - collector.others)
+        return cache[id(owner)]
+
+    def bound_functions(self, owner: cst.ClassDef) -> dict[str, str]:
+        """`self.<name>` -> the function the methods of `owner` (and of its bases in this module) bind to
+        it with `functools.partial` or by name (`_BoundFunctions`)."""
+        cache = self.__dict__.setdefault("_bound_functions", {})
+        if id(owner) not in cache:
+            found: dict[str, str] = {}
+            for class_def in self._class_and_local_bases(owner):
+                collector = _BoundFunctions(self.context.imports, self.index.functions)
+                walk(class_def.body, collector)
+                for name, function in collector.found.items():
+                    found.setdefault(name, function)
+            cache[id(owner)] = found
+        return cache[id(owner)]
+
     def _class_and_local_bases(self, class_def: cst.ClassDef) -> list[cst.ClassDef]:
         found, pending = [], [class_def]
         while pending:
@@ -542,6 +588,11 @@ class _MethodResolver:
         self._loop_variables: dict[str, set[str]] | None = None
         self._local_definitions: dict[str, cst.FunctionDef] | None = None
 
+    @property
+    def tensor_attributes(self) -> frozenset[str]:
+        """The attributes of `self` that hold tensors (`_FileLinter.tensor_attributes`), for the analysis."""
+        return self.linter.tensor_attributes(self.owner) if self.owner is not None else frozenset()
+
     def loop_variables(self) -> dict[str, set[str]]:
         """`for block in self.blocks:` -> block: the classes of the elements of self.blocks."""
         if self._loop_variables is None:
@@ -563,7 +614,8 @@ class _MethodResolver:
         applied = applied_function(call)
         if applied is not None:
             # model.apply(fn): nn.Module.apply calls fn on each submodule, so fn's breaks are the call's.
-            return self._applied_callee(applied)
+            info = self._applied_callee(applied)
+            return dataclasses.replace(info, extra={**info.extra, "applied": True}) if info is not None else None
         if dotted and "." not in dotted and self.linter.builds_parameters(dotted):
             # Block(c): a module class of this file whose __init__ builds layers (CRV025's)
             return CalleeInfo(CalleeKind.TRACEABLE, dotted, extra={"builds_parameters": dotted})
@@ -583,6 +635,12 @@ class _MethodResolver:
         # the class's own method, or one it inherits from a base class of this file
         method = next((found for owner in self.linter._class_and_local_bases(self.owner)
                        if (found := self.linter.index.method(owner, dotted[len("self."):])) is not None), None)
+        if method is None and (bound := self.linter.bound_functions(self.owner).get(dotted[len("self."):])):
+            # self.score(x, y) for `self.score = functools.partial(dss, ...)`: a call of dss
+            as_called = call.with_changes(func=cst.parse_expression(bound))
+            qualified_bound = self.linter.context.imports.resolve(as_called.func)
+            return self.resolve(as_called, bound, qualified_bound) or self.linter.context.static_resolver.resolve(
+                as_called, bound, qualified_bound)
         if method is None:
             attributes = self.linter.attribute_classes(self.owner)
             classes = set(attributes.get(dotted[len("self."):], ()))
@@ -738,6 +796,78 @@ class _ContainerLoops(cst.CSTVisitor):
 TORCH_MODULE_ATTRIBUTES = {
     "torch.nn.Transformer": {"encoder": "torch.nn.TransformerEncoder", "decoder": "torch.nn.TransformerDecoder"},
 }
+
+
+class _TensorAttributes:
+    """What a class's methods assign to attributes of `self`: the names given a tensor (`tensors`) and those
+    given something else but None (`others`), each value read with its own method's TensorInference."""
+
+    PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+    def __init__(self, imports) -> None:
+        self.imports = imports
+        self.tensors: set[str] = set()
+        self.others: set[str] = set()
+
+    def method(self, func: cst.FunctionDef) -> None:
+        inference = TensorInference(func, self.imports)
+        assignments = _SelfAssignments()
+        walk(func.body, assignments)
+        for name, value in assignments.found:
+            if isinstance(value, cst.Name) and value.value == "None":
+                continue
+            if isinstance(value, cst.Call) and (dotted_name(value.func) or "").startswith("self."):
+                # `self.in_channels = self._get_in_channels(input)`: a method's result, whose type the
+                # inference's guess for submodule calls (a tensor) does not tell
+                continue
+            tensor = inference.is_tensor(value) or (
+                isinstance(value, cst.Call) and (self.imports.resolve(value.func) or "") in self.PARAMETER)
+            (self.tensors if tensor else self.others).add(name)
+
+
+class _SelfAssignments(cst.CSTVisitor):
+    """(name, value) of `self.name = value` and `self.register_buffer("name", value)`."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[str, cst.BaseExpression]] = []
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Attribute) and isinstance(target.target.value, cst.Name) \
+                    and target.target.value.value == "self":
+                self.found.append((target.target.attr.value, node.value))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if dotted_name(node.func) == "self.register_buffer" and len(node.args) >= 2 \
+                and isinstance(node.args[0].value, cst.SimpleString):
+            self.found.append((str(node.args[0].value.evaluated_value), node.args[1].value))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # a nested function's `self` is not the method's
+
+
+class _BoundFunctions(cst.CSTVisitor):
+    """`self.score = functools.partial(dss, reduction=reduction)` (or `self.score = dss`) in a method:
+    "score" -> "dss", so that `self.score(x, y)` calls `dss` (Dynamo inlines a partial's function)."""
+
+    def __init__(self, imports, functions) -> None:
+        self.imports = imports
+        self.functions = functions
+        self.found: dict[str, str] = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if isinstance(value, cst.Call) and self.imports.resolve(value.func) == "functools.partial" and value.args \
+                and value.args[0].keyword is None:
+            function = dotted_name(value.args[0].value)
+        else:
+            function = dotted_name(value) if isinstance(value, cst.Name) and value.value in self.functions else None
+        if function is None:
+            return
+        for target in node.targets:
+            if isinstance(target.target, cst.Attribute) and isinstance(target.target.value, cst.Name) \
+                    and target.target.value.value == "self":
+                self.found[target.target.attr.value] = function
 
 
 class _AttributeConstructors(cst.CSTVisitor):

@@ -24,7 +24,8 @@ any path does tensor work, and its own statement does none besides the breaking 
 of an input is leading, `print(y.mean())` is not). Breaks inside loops, try blocks and
 non-resumable `with` blocks are never leading (Dynamo skips the whole frame for those), nor are
 the rules that skip the frame by themselves. A call to a user function with a break inside
-(CRV016) is leading when the callee's breaks are all leading in the callee.
+(CRV016) is leading when the callee's breaks are all leading in the callee, or when Dynamo skips the
+callee's whole frame (a break in a loop of it: it runs eagerly and makes no graph of its own).
 """
 
 from __future__ import annotations

@@ -65,6 +65,7 @@ from carve.rewriters.rules import (
     crv032_grad_after_inplace_update,
     crv033_inplace_view_of_input,
     crv034_optimizer_step,
+    crv036_numpy_untraced,
 )
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
@@ -95,6 +96,7 @@ CALL_CHECKS = (
     crv028_legacy_constructor.check_call,
     crv030_hook_handle_remove.check_call,
     crv031_numpy_random_draw.check_call,
+    crv036_numpy_untraced.check_call,
     crv034_optimizer_step.check_call,
     crv033_inplace_view_of_input.check_call,
     crv012_autograd_in_compiled.check_call,

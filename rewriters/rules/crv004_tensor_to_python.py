@@ -4,6 +4,8 @@
     n = int(x.sum())                # CRV004
     values = x.tolist()             # CRV004: an .item() per element (non-integer tensors: unsupported)
     ok = math.isfinite(loss)        # CRV004: math functions take Python numbers
+    for _ in range(n_steps): ...    # CRV004 when n_steps is a tensor: range() reads it with __index__
+    c = torch.cov(x)                # CRV004: torch.cov (corrcoef, allclose, equal) reads x's values inside
     s = str(loss)                   # CRV004: str() and repr() of a tensor
     ix = torch.randint(n, (4,))
     xs = [data[i:i + 8] for i in ix]   # CRV004: slicing with an element of a tensor reads it (.item())
@@ -25,7 +27,7 @@ import libcst as cst
 
 from carve.rewriters.callees import CalleeInfo
 from carve.rewriters.checks.context import TRACED_CONVERSION_METHODS, CheckContext, method_name, receiver_is_numpy
-from carve.rewriters.op_tables import CONVERSION_METHODS, CONVERTING_BUILTINS
+from carve.rewriters.op_tables import CONVERSION_METHODS, CONVERTING_BUILTINS, VALUE_READING_FUNCTIONS, VALUE_READING_METHODS
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
 RULE = Rule(
@@ -36,7 +38,9 @@ RULE = Rule(
     Strategy.REWRITE,
     hoistable=True, resumable_in_branch=True,
     what="Flags `.item()` and `.tolist()` calls, `int()`, `float()`, `bool()`, `complex()`, `str()` and `repr()` "
-         "of a tensor, `math` functions given a tensor, and slicing or indexing with an element of a tensor "
+         "of a tensor, `math` functions given a tensor, `range()` of a tensor, the torch functions that read their "
+         "input's values inside (`torch.cov`, `torch.corrcoef`, `torch.allclose`, `torch.equal` and the same-named "
+         "tensor methods: \"Data dependent operator\"), and slicing or indexing with an element of a tensor "
          "(`[data[i:i + n] for i in ix]` with `ix = torch.randint(...)`; `transitions[tags[i + 1], tags[i]]`, "
          "an element taken by a Python position), which reads it with `.item()`; and a "
          "call of an `nn.Transformer`, `nn.TransformerEncoder` or `nn.TransformerDecoder` given an attention mask "
@@ -116,6 +120,11 @@ def check_call(call: cst.Call, ctx: CheckContext):
     name = ctx.dotted(call.func)
     if name in CONVERTING_BUILTINS and len(call.args) == 1 and ctx.tensors.is_tensor(call.args[0].value):
         yield Violation(RULE.code, f"{name}() of a tensor converts it to a Python value")
+    elif name == "range" and any(ctx.tensors.is_tensor(arg.value) for arg in call.args):
+        yield Violation(RULE.code, "range() of a tensor converts it to a Python int")
+    elif ctx.qualified(call.func) in VALUE_READING_FUNCTIONS or (
+            method in VALUE_READING_METHODS and isinstance(call.func, cst.Attribute) and ctx.tensors.is_tensor(call.func.value)):
+        yield Violation(RULE.code, f"{name or f'.{method}'}() reads the tensor's values into Python inside")
     elif (ctx.qualified(call.func) or "").startswith("math.") and any(ctx.tensors.is_tensor(a.value) for a in call.args):
         yield Violation(RULE.code, f"{name}() of a tensor converts it to a Python number")
 

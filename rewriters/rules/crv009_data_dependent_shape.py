@@ -4,6 +4,7 @@
     keep = x.abs().sum(-1) > 0
     kept = x[keep]                  # CRV009: a name that only ever holds a mask
     u = torch.unique(x)             # CRV009
+    s = torch.linalg.lstsq(a, b)    # CRV009 (so torch.combinations): "Dynamic shape operator" on torch 2.13
     idx = x.nonzero()               # CRV009 without fullgraph=True ("Dynamic shape operator"); CRV021 under it
     r = torch.repeat_interleave(x, counts)     # CRV009: repeats given by a tensor
     r = torch.repeat_interleave(x, n, dim=0)   # not flagged: a Python int repeats gives a known shape
@@ -29,7 +30,8 @@ RULE = Rule(
     "Use a fixed-shape formulation (torch.where, multiplication by a mask) where possible.",
     Strategy.REWRITE,
     what="Flags `nonzero` and `argwhere` in code not compiled with `fullgraph=True` (under it torch.compile "
-         "traces them with an unbacked size: CRV021), `unique`, `unique_consecutive`, `masked_select`, `bincount` and one-argument "
+         "traces them with an unbacked size: CRV021), `unique`, `unique_consecutive`, `masked_select`, `bincount`, "
+         "`torch.combinations`, `torch.linalg.lstsq` and one-argument "
          "`torch.where(cond)` calls, `repeat_interleave` given its repeats as a tensor (a Python int, "
          "`x.shape[1]` or `self.num_heads`, gives a shape known from the input's), and indexing a tensor with a "
          "boolean mask (`x[x > 0]`).",
