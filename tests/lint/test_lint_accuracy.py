@@ -62,12 +62,13 @@ def test_the_third_held_out_real_code_corpus_keeps_its_measured_accuracy(all_fun
     assert report["recall"] >= recall, report["misses"]
 
 
-@pytest.mark.parametrize("all_functions, precision, recall", [(False, 0.70, 0.62), (True, 0.68, 0.58)], ids=["compiled", "all"])
+@pytest.mark.parametrize("all_functions, precision, recall", [(False, 0.76, 0.88), (True, 0.75, 0.84)], ids=["compiled", "all"])
 def test_the_fourth_held_out_real_code_corpus_keeps_its_measured_accuracy(all_functions, precision, recall, tmp_path):
     """212 functions of eight further projects (segmentation-models-pytorch, piq, torchdiffeq, dadaptation, prodigy,
     mamba.py, tabnet, fast-pytorch-kmeans; docs/lint.md), labelled before any lint run: precision 0.70 (33/47), recall
     0.62 (33/53) compiled and 0.69 (31/45), 0.58 (31/53) with --all at the first measurement, before any change;
-    floors against regressions."""
+    after the changes its misses led to (no longer held out; one case relabelled, a harness defect) 46/60 and 46/52
+    compiled, 44/58 and 44/52 with --all; floors against regressions."""
     report = evaluate(REAL_HOLDOUT4, all_functions=all_functions, workdir=tmp_path)
     assert report["cases"] >= 150 and report["breaking"] >= 40
     assert report["precision"] >= precision, report["misses"]
