@@ -114,6 +114,8 @@ class TensorInference:
         for name, value in assignments.pairs:
             self.assigned.setdefault(name, []).append(value)
         self.tensor_names |= assignments.used_as_tensor - assignments.assigned_non_tensor(self)
+        # `attention_mask = np.array(attention_mask)`: `.sum()` of it is no evidence of a tensor
+        self.tensor_names -= {name for name in self.tensor_names if self._holds_numpy(cst.Name(name))}
         # Names bound by iterating something (`for i in ix`, `[... for i in ix]`), with what they
         # iterate: those iterating a tensor hold its elements (`element_names`, after the fixed point).
         self._iterations = assignments.iterations
@@ -189,6 +191,8 @@ class TensorInference:
                 return False  # `math.isfinite(v)`, `np.exp(a)`: a function of another module, not a tensor method
             if self.is_tensor(func.value):
                 return True
+            if self._holds_numpy(func.value):
+                return False  # `mask = np.array(m); mask.sum(-1)`: an array's reduction, not a tensor's
             if method in TENSOR_METHODS and not isinstance(func.value, (cst.SimpleString, cst.List, cst.Dict)):
                 return True
             # self.layer(x): calling a submodule gives a tensor.
@@ -201,6 +205,16 @@ class TensorInference:
             if dotted and not dotted.startswith("self.") and dotted not in _BUILTIN_CALLS:
                 return bool(self.returns_tensor(dotted))
         return False
+
+
+    def _holds_numpy(self, node: cst.BaseExpression) -> bool:
+        """`np.array(m)`, or a name every assignment of which is a NumPy call: an array, whose methods share
+        their names with a tensor's (`sum`, `mean`, ...)."""
+        if isinstance(node, cst.Call):
+            return (self.imports.resolve(node.func) or "").startswith("numpy.")
+        values = self.assigned.get(node.value, ()) if isinstance(node, cst.Name) else ()
+        return bool(values) and all(
+            isinstance(value, cst.Call) and (self.imports.resolve(value.func) or "").startswith("numpy.") for value in values)
 
 
 def returns_tensor(func: cst.FunctionDef, imports: ImportTable, oracle=None) -> bool:

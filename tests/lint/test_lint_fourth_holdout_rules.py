@@ -334,3 +334,28 @@ def test_a_numpy_function_torch_numpy_lacks_first_thing_is_leading():
             m = np.polyval([1.0, 2.0], 3.0)
             return x + m
     """, extend_select=["CRV027"]) == [("CRV027", 5)]
+
+
+# -- a name that only holds NumPy arrays ------------------------------------------------------------
+
+
+def test_the_methods_of_a_name_holding_a_numpy_array_are_not_tensor_evidence():
+    # transformers' `zero_mean_unit_var_norm`: `attention_mask = np.array(attention_mask)`, then
+    # `zip(input_values, attention_mask.sum(-1))`: NumPy lengths, not tensor elements
+    assert codes("""
+        import numpy as np
+
+        @torch.compile
+        def normalize(input_values, attention_mask, x):
+            attention_mask = np.array(attention_mask, np.int32)
+            out = []
+            for vector, length in zip(input_values, attention_mask.sum(-1)):
+                if length < vector.shape[0]:
+                    vector = vector[:length]
+                out.append(vector)
+            y = x.sum(-1)
+            for row, total in zip(x, y):
+                if total > 0:
+                    out.append(row)
+            return out
+    """) == [("CRV006", 12), ("CRV005", 13)]
