@@ -303,6 +303,8 @@ class CompiledFunction:
             impl = self._make(args)
             self._forward = self._forwarding(impl)
             self._forward_arity = self.fn.__code__.co_argcount
+            if self.fn.__name__ == "forward" and args and _is_module(args[0]) and _first_parameter_is_self(self.fn):
+                self._compile_as_the_model(impl)
         fn = self.fn
         self._defaults_seen, self._kwdefaults_seen = fn.__defaults__, fn.__kwdefaults__
         build = self._build
@@ -315,6 +317,17 @@ class CompiledFunction:
         return impl(*args, **kwargs)
 
     # -- building --------------------------------------------------------------------------
+    def _compile_as_the_model(self, impl) -> None:
+        """A module's `forward` is the model: its regions are compiled from their first call, as
+        torch.compile(model) compiles it, not priced as the glue around a model is
+        (runtime/cost_check.py, `worth_compiling`): its compile is one torch.compile's users pay
+        too, for the steady state they compiled the model for."""
+        regions = [impl.region, impl.positional] if isinstance(impl, WholeCall) else (
+            self._build.regions.regions if self._build is not None and impl is self._build.function else [])
+        for region in regions:
+            if region is not None:
+                region.compile_from_the_first_call()
+
     def _forwarding(self, impl):
         """The region a call passing every parameter positionally can call directly, or None.
 

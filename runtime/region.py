@@ -330,6 +330,10 @@ class GraphRegion:
                              self.first_line, cost.summary())
         return out
 
+    def compile_from_the_first_call(self) -> None:
+        """No pricing calls: the region is a model's code, compiled as torch.compile compiles it."""
+        self._python_first = 0
+
     def _first_call_as_python(self, args: tuple) -> Any:
         """One of the region's first calls: its Python, timed. After the last of them, a region no
         compile could pay for runs as Python from now on, never traced (cost_check.worth_compiling,

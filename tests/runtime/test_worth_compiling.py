@@ -236,3 +236,49 @@ def test_the_compile_is_priced_by_the_ops_the_python_ran(clock_step):
         assert (backend.graphs == 1) is compiles, fn.__name__
     (region,) = compiled.regions
     assert "(30 torch operations)" in region.eager_reason, region.eager_reason
+
+
+class Scaler(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.ones(8))
+
+    def forward(self, x):
+        y = x * self.w + 1
+        print("total", round(float(y.sum()), 3))
+        return y.sin() * 2
+
+
+def scale_step(model, x):
+    y = x * model.w + 1
+    print("total", round(float(y.sum()), 3))
+    return y.sin() * 2
+
+
+@pytest.mark.parametrize("placement", ["the model", "a forward reached from the function"])
+def test_a_models_forward_is_compiled_from_the_first_call_and_its_glue_is_priced(clock_step, placement):
+    # As torch.compile(model) compiles the model; the same code as a function around the model
+    # is glue, priced (too short here, so it runs as Python).
+    clock_step(WORTH / 10)
+    torch.manual_seed(0)
+    model, reference = Scaler(), Scaler()
+    backend = priced_backend()
+    if placement == "the model":
+        compiled = carve.compile(model, backend=backend)
+        calls = lambda x: compiled(x)  # noqa: E731
+    else:
+        compiled_forward = carve.compile(Scaler.forward, backend=backend)
+        calls = lambda x: compiled_forward(model, x)  # noqa: E731
+    with contextlib.redirect_stdout(io.StringIO()) as got_out:
+        got = calls(torch.ones(8))
+    with contextlib.redirect_stdout(io.StringIO()) as want_out:
+        want = reference(torch.ones(8))
+    torch.testing.assert_close(got, want)
+    assert got_out.getvalue() == want_out.getvalue()
+    assert backend.graphs == 2  # both regions, on the first call
+    glue_backend = priced_backend()
+    glue = carve.compile(scale_step, backend=glue_backend)
+    with contextlib.redirect_stdout(io.StringIO()):
+        for _ in range(4):
+            torch.testing.assert_close(glue(model, torch.ones(8)), want)
+    assert glue_backend.graphs == 0
