@@ -810,9 +810,11 @@ class _TensorAttributes:
         self.others: set[str] = set()
 
     def method(self, func: cst.FunctionDef) -> None:
-        inference = TensorInference(func, self.imports)
         assignments = _SelfAssignments()
         walk(func.body, assignments)
+        if not assignments.found:
+            return  # most methods assign no attribute: no inference to build
+        inference = TensorInference(func, self.imports)
         for name, value in assignments.found:
             if isinstance(value, cst.Name) and value.value == "None":
                 continue
