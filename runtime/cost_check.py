@@ -52,6 +52,7 @@ import os
 import time
 from typing import Any
 
+import torch
 from torch.overrides import TorchFunctionMode
 
 from carve.rewriters import op_tables
@@ -148,16 +149,50 @@ def first_call_summary(python_seconds: float, ops: int, requires_grad: bool, opt
 
 
 class OpCounter(TorchFunctionMode):
-    """Counts the torch operations a region's Python calls (a module's call counts its own ops):
-    the size of the graph a compile would make, to price it."""
+    """Counts the torch operations a region's Python calls, and how many of them ran inside a
+    module's forward (`model_ops`): the size of the graph a compile would make, to price it, and
+    whether the region's work is a model's, which torch.compile(model) would compile too.
+
+        with OpCounter() as counter:
+            region_fn(*args)        # counter.ops, counter.model_ops
+    """
 
     def __init__(self) -> None:
         super().__init__()
         self.ops = 0
+        self.model_ops = 0
+        self._depth = 0
+        self._hooks: list = []
+
+    def __enter__(self) -> "OpCounter":
+        modules = torch.nn.modules.module
+        self._hooks = [modules.register_module_forward_pre_hook(self._entered),
+                       modules.register_module_forward_hook(self._left, always_call=True)]
+        return super().__enter__()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        super().__exit__(*exc_info)
+        for hook in self._hooks:
+            hook.remove()
+        self._hooks = []
+
+    def _entered(self, module: Any, args: Any) -> None:
+        self._depth += 1
+
+    def _left(self, module: Any, args: Any, output: Any) -> None:
+        self._depth -= 1
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         self.ops += 1
+        if self._depth:
+            self.model_ops += 1
         return func(*args, **(kwargs or {}))
+
+    @property
+    def runs_a_model(self) -> bool:
+        """Whether most of the region's operations ran inside module calls: it calls the model,
+        whose compile torch.compile(model) would pay too."""
+        return self.model_ops > 0 and 2 * self.model_ops >= self.ops
 
 
 class CostCheck:
@@ -184,9 +219,15 @@ class CostCheck:
         (self.python if turn == "python" else self.compiled).append(seconds)
         self.backward = self.backward or requires_grad
 
+    @property
+    def kept_for_backward(self) -> bool:
+        """Whether the verdict was "compiled" unweighed: a long call whose backward it cannot see
+        (weighed next by whole calls of its function: whole_call_check.py)."""
+        return self.backward and bool(self.compiled) and min(self.compiled) > TIMED_UNDER
+
     def verdict(self) -> str | None:
         """None (go on timing), "compiled", or "python"."""
-        if self.backward and min(self.compiled) > TIMED_UNDER:
+        if self.kept_for_backward:
             return "compiled"
         if len(self.compiled) < SAMPLES or len(self.python) < SAMPLES:
             return None

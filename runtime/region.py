@@ -338,7 +338,9 @@ class GraphRegion:
         """One of the region's first calls: its Python, timed. After the last of them, a region no
         compile could pay for runs as Python from now on, never traced (cost_check.worth_compiling,
         on the fastest of these calls: the first pays for caches and lazy set-up); any other is
-        compiled from its next call on. A region that drew random numbers is compiled from its next
+        compiled from its next call on. A region whose operations ran mostly inside module calls
+        (cost_check.OpCounter.runs_a_model) calls the model: it is compiled from its next call, as
+        torch.compile(model) compiles the model. A region that drew random numbers is compiled from its next
         call whatever its time, unless both ways draw eager's: which way it runs must not hang on
         the machine's timing."""
         clock = cost_check.clock
@@ -355,9 +357,12 @@ class GraphRegion:
         if counter is not None:
             self._python_ops = counter.ops
         leaves = pytree.tree_leaves(out)
-        if kernel_builds.off_cpu(leaves) or (not cost_check.draws_eagers_random(self.options)
-                                             and not torch.equal(random_state, torch.random.get_rng_state())):
-            # A GPU's kernels finish after the host's clock reads; a draw's stream must not hang on it.
+        if (counter is not None and counter.runs_a_model) or kernel_builds.off_cpu(leaves) or (
+                not cost_check.draws_eagers_random(self.options)
+                and not torch.equal(random_state, torch.random.get_rng_state())):
+            # Compiled from the next call: a region whose work is mostly a model's, as
+            # torch.compile(model) compiles the model; a GPU's kernels finish after the host's clock
+            # reads; a draw's stream must not hang on the machine's timing.
             self._python_first = 0
             return out
         self._python_fastest = fastest = min(self._python_fastest, elapsed)

@@ -282,3 +282,43 @@ def test_a_models_forward_is_compiled_from_the_first_call_and_its_glue_is_priced
         for _ in range(4):
             torch.testing.assert_close(glue(model, torch.ones(8)), want)
     assert glue_backend.graphs == 0
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = torch.nn.Linear(8, 8)
+        self.outer = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.outer(self.inner(x).relu()).tanh()
+
+
+def calls_the_model(model, x):
+    return model(x) * 2
+
+
+def mostly_glue(model, x):
+    y = model(x)
+    for _ in range(6):
+        y = (y * 0.5 + 1).sin()
+    return y
+
+
+@pytest.mark.parametrize("fn, compiled_from_call_2", [(calls_the_model, True), (mostly_glue, False)],
+                         ids=["calls the model", "mostly glue"])
+def test_a_region_that_mostly_runs_a_model_is_compiled_after_one_call(clock_step, fn, compiled_from_call_2):
+    # Most of its operations ran inside module calls: torch.compile(model) would compile them too.
+    # Mostly glue around a model call: priced (too short here).
+    clock_step(WORTH / 10)
+    torch.manual_seed(0)
+    model = Mlp()
+    backend = priced_backend()
+    compiled = carve.compile(fn, backend=backend)
+    for call in range(4):
+        x = torch.randn(2, 8, generator=torch.Generator().manual_seed(call))
+        torch.testing.assert_close(compiled(model, x), fn(model, x))
+        if call == 1:
+            assert (backend.graphs == 1) is compiled_from_call_2
+    assert (backend.graphs == 1) is compiled_from_call_2
+    assert backend.calls == (3 if compiled_from_call_2 else 0)
