@@ -11,6 +11,7 @@ import torch
 import carve
 from carve.runtime import cost_check, log, whole_call_check
 from carve.testing import CountingBackend
+from tests.runtime.test_cost_check import sleeping_backend
 
 # Calls enough for a region's cost check (warm-up, then a first timed compiled call over
 # TIMED_UNDER) and the whole-call weighing after it.
@@ -21,23 +22,6 @@ CALLS = 1 + cost_check.WARM_CALLS + 2 + 2 * whole_call_check.WHOLE_CALL_SAMPLES 
 def _real_clock(monkeypatch):
     monkeypatch.setattr(cost_check, "ENABLED", True)
     monkeypatch.setattr(cost_check, "clock", time.perf_counter)
-
-
-def slow_forward_backend(seconds):
-    """Runs graphs as Dynamo's eager backend, `seconds` longer each call (the compiled side is
-    made slow on purpose, so which way wins does not hang on this machine)."""
-    counts = CountingBackend("eager")
-
-    def backend(gm, example_inputs):
-        compiled = counts(gm, example_inputs)
-
-        def run(*inputs):
-            time.sleep(seconds)
-            return compiled(*inputs)
-        return run
-    backend.counts = counts
-    backend.compiler_name = "eager"
-    return backend
 
 
 def step(w, x, optimizer):
@@ -66,7 +50,7 @@ def batch(call):
 
 
 def test_a_region_whose_compiled_forward_and_backward_are_slower_runs_as_python(capsys, caplog):
-    backend = slow_forward_backend(2 * cost_check.TIMED_UNDER)
+    backend = sleeping_backend(2 * cost_check.TIMED_UNDER)
     compiled = carve.compile(step, backend=backend)
     w, optimizer = make_state()
     w_eager, optimizer_eager = make_state()
@@ -92,7 +76,7 @@ def test_a_region_whose_compiled_forward_and_backward_are_slower_runs_as_python(
 
 
 def test_a_backward_outside_the_function_ends_the_weighing_and_the_region_stays_compiled(capsys):
-    backend = slow_forward_backend(2 * cost_check.TIMED_UNDER)
+    backend = sleeping_backend(2 * cost_check.TIMED_UNDER)
     compiled = carve.compile(returns_loss, backend=backend)
     w, _ = make_state()
     w_eager, _ = make_state()

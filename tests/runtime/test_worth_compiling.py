@@ -15,6 +15,7 @@ import torch
 import carve
 from carve.runtime import cost_check, log
 from carve.testing import CountingBackend
+from tests.runtime.test_cost_check import run_both as compare_calls
 
 # A Python call this long or longer is worth an Inductor compile of a few ops (the default run
 # of 1,000 calls); one a tenth of it is not.
@@ -54,13 +55,8 @@ def args_of(call):
 
 
 def run_both(fn, compiled, calls, make_args=args_of):
-    for call in range(calls):
-        with contextlib.redirect_stdout(io.StringIO()) as got_out:
-            got = compiled(*make_args(call))
-        with contextlib.redirect_stdout(io.StringIO()) as want_out:
-            want = fn(*make_args(call))
-        torch.testing.assert_close(got, want)
-        assert got_out.getvalue() == want_out.getvalue()
+    """Each call compiled and eagerly: results and printed output equal."""
+    compare_calls(fn, compiled, make_args, calls)
 
 
 def priced_backend():
