@@ -3,12 +3,19 @@
 Before any compile, the region's first PYTHON_FIRST_CALLS calls run its Python, timed
 (`worth_compiling`):
 
+    call 1:      as Python, timed, its torch operations counted (OpCounter)
+                                          -> mostly inside module calls: the model, compiled
+                                             from call 2 on, as torch.compile(model) compiles it
     calls 1, 2:  as Python, timed         -> Python for good when no compile could pay back:
                                              PAYBACK_CALLS calls of its Python (the fastest of
                                              the two; its backward counted as twice its forward)
-                                             take less time than the cheapest compile with the
-                                             region's backend (SMALLEST_COMPILE); else compiled
-                                             from call 3 on
+                                             take less time than a lower bound of its compile
+                                             (`compile_estimate`: SMALLEST_COMPILE, and
+                                             COMPILE_PER_OP an operation); else compiled from
+                                             call 3 on
+
+A module's `forward` is not priced at all (compiled from its first call: the compiler's
+`CompiledFunction._compile_as_the_model`).
 
 An Inductor compile costs half a second at least; a region of a few small ops (a learning-rate
 formula, a logging branch, an optimizer's bookkeeping) would need thousands of calls to earn it
