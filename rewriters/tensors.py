@@ -45,6 +45,11 @@ TORCH_NON_TENSOR = frozenset({
     "torch.promote_types", "torch.result_type", "torch.can_cast", "torch.get_default_device",
     "torch.is_storage", "torch.is_autocast_enabled", "torch.get_autocast_dtype",
 })
+# Methods only tensors have: `dy = _dot_product(c, fs).type_as(y0)` is a tensor whatever
+# `_dot_product` returns, and its receiver is a tensor too.
+TENSOR_ONLY_METHODS = frozenset({
+    "type_as", "view_as", "expand_as", "reshape_as", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor",
+})
 # Method names that almost always mean a tensor reduction/computation, whatever the receiver.
 TENSOR_METHODS = frozenset({
     "sum", "mean", "max", "min", "amax", "amin", "any", "all", "norm", "abs", "std", "var", "prod",
@@ -56,10 +61,7 @@ TENSOR_METHODS = frozenset({
     "logical_or", "logical_not", "isnan", "isinf", "isfinite", "count_nonzero", "trace", "diag",
     "square", "neg", "sign", "round", "floor", "ceil", "topk", "sort", "median", "mode",
     "allclose", "dot", "outer", "nansum", "logsumexp",
-} | {
-    # only tensors have these: `dy = _dot_product(c, fs).type_as(y0)` is a tensor whatever `_dot_product` returns
-    "type_as", "view_as", "expand_as", "reshape_as", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor",
-})
+} | TENSOR_ONLY_METHODS)
 # torch modules whose functions return Python values, devices, handles, state or objects (optimizers,
 # data loaders, grad scalers), not tensors.
 TORCH_NON_TENSOR_MODULES = (
@@ -78,8 +80,7 @@ EVIDENCE_ATTRIBUTES = frozenset({
     "mean", "amax", "amin", "argmax", "argmin", "norm", "abs", "exp", "cumsum", "flatten", "expand",
     "any", "all", "std", "var", "masked_fill_", "add_", "mul_", "sub_", "div_", "zero_", "fill_",
     "clamp", "clamp_", "sqrt", "pow", "backward", "T", "mT", "max", "min",
-    "type_as", "view_as", "expand_as", "reshape_as", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor",
-})
+} | TENSOR_ONLY_METHODS)
 
 
 class TensorInference:
@@ -213,8 +214,7 @@ class TensorInference:
         if isinstance(node, cst.Call):
             return (self.imports.resolve(node.func) or "").startswith("numpy.")
         values = self.assigned.get(node.value, ()) if isinstance(node, cst.Name) else ()
-        return bool(values) and all(
-            isinstance(value, cst.Call) and (self.imports.resolve(value.func) or "").startswith("numpy.") for value in values)
+        return bool(values) and all(isinstance(value, cst.Call) and self._holds_numpy(value) for value in values)
 
 
 def returns_tensor(func: cst.FunctionDef, imports: ImportTable, oracle=None) -> bool:
