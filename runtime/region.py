@@ -368,7 +368,7 @@ class GraphRegion:
         self._python_fastest = fastest = min(self._python_fastest, elapsed)
         if self._python_first:
             return out
-        requires_grad = any(isinstance(leaf, torch.Tensor) and leaf.requires_grad for leaf in leaves)
+        requires_grad = _requires_grad(out)
         ops = self._python_ops or 0
         if not cost_check.worth_compiling(fastest, ops, requires_grad):
             self._cost = None
