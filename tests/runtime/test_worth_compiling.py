@@ -318,3 +318,43 @@ def test_a_region_that_mostly_runs_a_model_is_compiled_after_one_call(clock_step
             assert (backend.graphs == 1) is compiled_from_call_2
     assert (backend.graphs == 1) is compiled_from_call_2
     assert backend.calls == (3 if compiled_from_call_2 else 0)
+
+
+OFFSET = 1.0
+
+
+class Holder:
+    scale = 2.0
+
+
+def reads_state(holder, weights, x):
+    y = x * holder.scale + OFFSET + weights[0]
+    print("rows", y.shape[0])
+    return y.sin() * weights[1]
+
+
+def test_values_the_region_reads_change_between_every_call_through_pricing_and_compile(clock_step):
+    # A global, an attribute, a list's contents and a shape change before every call: the
+    # pricing calls (Python), the compile, and the compiled calls after it all give eager's answer.
+    global OFFSET
+    clock_step(WORTH * 2)
+    backend = priced_backend()
+    compiled = carve.compile(reads_state, backend=backend)
+    holder, weights = Holder(), [torch.ones(()), torch.ones(())]
+    saved = OFFSET
+    try:
+        for call in range(8):
+            OFFSET = float(call)
+            holder.scale = 0.5 * call
+            weights[0] = torch.full((), float(call))
+            weights[1] = torch.full((), 1.0 + call)
+            x = torch.randn(3 + call % 2, generator=torch.Generator().manual_seed(call))
+            with contextlib.redirect_stdout(io.StringIO()) as got_out:
+                got = compiled(holder, weights, x)
+            with contextlib.redirect_stdout(io.StringIO()) as want_out:
+                want = reads_state(holder, weights, x)
+            torch.testing.assert_close(got, want)
+            assert got_out.getvalue() == want_out.getvalue()
+    finally:
+        OFFSET = saved
+    assert backend.graphs >= 2 and all(r.path == "dynamo" for r in compiled.regions)
