@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from tests.lint_corpus.accuracy import HERE, REAL_CORPUS, REAL_HOLDOUT, REAL_HOLDOUT2, REAL_HOLDOUT3, REAL_HOLDOUT4, TRAINING_CORPUS, evaluate
+from tests.lint_corpus.accuracy import HERE, REAL_CORPUS, REAL_HOLDOUT, REAL_HOLDOUT2, REAL_HOLDOUT3, REAL_HOLDOUT4, REAL_HOLDOUT5, TRAINING_CORPUS, evaluate
 
 
 @pytest.mark.parametrize("corpus", [HERE, TRAINING_CORPUS, REAL_CORPUS], ids=["corpus", "training-corpus", "real-code"])
@@ -75,10 +75,22 @@ def test_the_fourth_held_out_real_code_corpus_keeps_its_measured_accuracy(all_fu
     assert report["recall"] >= recall, report["misses"]
 
 
+@pytest.mark.parametrize("all_functions, precision, recall", [(False, 0.59, 0.76), (True, 0.65, 0.76)], ids=["compiled", "all"])
+def test_the_fifth_held_out_real_code_corpus_keeps_its_measured_accuracy(all_functions, precision, recall, tmp_path):
+    """178 labelled functions of twelve further projects (julius, entmax, torch-ema, auraloss, schedulefree, pytorch-warmup,
+    torch-dct, pytorch-lr-finder, kmeans-pytorch, madgrad, info-nce-pytorch, geomloss; docs/lint.md), labelled before any
+    lint run: precision 0.59 (13/22), recall 0.76 (13/17) compiled and 0.65 (13/20), 0.76 (13/17) with --all at the
+    first measurement, before any change; floors against regressions."""
+    report = evaluate(REAL_HOLDOUT5, all_functions=all_functions, workdir=tmp_path)
+    assert report["cases"] >= 150 and report["breaking"] >= 15
+    assert report["precision"] >= precision, report["misses"]
+    assert report["recall"] >= recall, report["misses"]
+
+
 @pytest.mark.parametrize("corpus, cases, repositories",
                          [(REAL_CORPUS, 150, 6), (REAL_HOLDOUT, 90, 4), (REAL_HOLDOUT2, 90, 4), (REAL_HOLDOUT3, 150, 4),
-                          (REAL_HOLDOUT4, 150, 6)],
-                         ids=["real-code", "held-out", "held-out-2", "held-out-3", "held-out-4"])
+                          (REAL_HOLDOUT4, 150, 6), (REAL_HOLDOUT5, 150, 6)],
+                         ids=["real-code", "held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5"])
 def test_the_real_code_corpora_are_copied_code_labelled_by_the_installed_torch(corpus, cases, repositories):
     truth = json.loads((corpus / "ground_truth.json").read_text())
     labelled = [case for case in truth["cases"].values() if "dynamo_error" not in case]

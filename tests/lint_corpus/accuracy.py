@@ -76,6 +76,7 @@ REAL_HOLDOUT = HERE.parent / "lint_corpus_real_holdout"
 REAL_HOLDOUT2 = HERE.parent / "lint_corpus_real_holdout2"
 REAL_HOLDOUT3 = HERE.parent / "lint_corpus_real_holdout3"
 REAL_HOLDOUT4 = HERE.parent / "lint_corpus_real_holdout4"
+REAL_HOLDOUT5 = HERE.parent / "lint_corpus_real_holdout5"
 
 
 def function_spans(path: Path) -> dict[str, list[tuple[int, int]]]:
