@@ -193,6 +193,10 @@ def analyze_function(
                        module.dynamic_output_sizes_traced, module.for_lint)
     walker = _FunctionWalker(analysis, module, ctx, resolver, forced_breaks or {})
     walker.run()
+    if module.for_lint:  # lint reports no break on a path that only raises (rewriters/checks/error_paths.py)
+        from carve.rewriters.checks.error_paths import drop_error_paths
+
+        drop_error_paths(analysis, func)
     analysis.findings.sort(key=lambda f: (f.line, f.column, f.code))
     return analysis
 

@@ -574,6 +574,21 @@ class _FileLinter:
         return self._lines
 
 
+# nn.Module methods that return the module itself: `Block(c).to(x)` is still the Block just built.
+_RETURNS_SELF = frozenset({"to", "cpu", "cuda", "eval", "train", "float", "double", "half", "bfloat16", "requires_grad_",
+                           "type"})
+
+
+def built_in_place(func: cst.BaseExpression) -> str | None:
+    """The class a called expression builds in place: `Block` for `Block(c)(x)` or `Block(c).to(x)(x)`."""
+    while (isinstance(func, cst.Call) and isinstance(func.func, cst.Attribute)
+           and func.func.attr.value in _RETURNS_SELF):
+        func = func.func.value
+    if isinstance(func, cst.Call) and isinstance(func.func, cst.Name):
+        return func.func.value
+    return None
+
+
 class _MethodResolver:
     """`self.helper(x)` inside a method: the class's own method, analysed like a same-module function;
     `self.lstm(x)` / `self.block(x)`: what the class's methods assign to that attribute (an RNN module,
@@ -616,9 +631,16 @@ class _MethodResolver:
             # model.apply(fn): nn.Module.apply calls fn on each submodule, so fn's breaks are the call's.
             info = self._applied_callee(applied)
             return dataclasses.replace(info, extra={**info.extra, "applied": True}) if info is not None else None
+        built = built_in_place(call.func)
+        if dotted is None and built is not None and built in self.linter.index.classes:
+            # SplitBands(rate, n).to(x)(x): the module built in the expression is called, its forward runs
+            return self._instance_callee(call, built, {built})
         if dotted and "." not in dotted and self.linter.builds_parameters(dotted):
             # Block(c): a module class of this file whose __init__ builds layers (CRV025's)
             return CalleeInfo(CalleeKind.TRACEABLE, dotted, extra={"builds_parameters": dotted})
+        if dotted and "." not in dotted and (constructor := self._constructor_callee(dotted)) is not None:
+            # Block(c): Dynamo runs the class's __init__ inline, so its breaks are the call's
+            return constructor
         if dotted and "." not in dotted and dotted in self.linter.module_instances() and dotted not in self.linter.index.functions:
             return self._instance_callee(call, dotted, self.linter.module_instances()[dotted])
         if dotted and "." not in dotted and dotted in self.loop_variables():
@@ -669,6 +691,33 @@ class _MethodResolver:
                               extra={"function_def": method})
         cache[id(method)] = info
         return info
+
+    def _constructor_callee(self, class_name: str) -> CalleeInfo | None:
+        """`Block(c)` for a class of this file whose `__init__` (its own, or a base's of this file) has a
+        graph break: Dynamo builds the object inside the compiled frame, running `__init__` inline (an
+        `.item()` there is a break of the caller). None when `__init__` breaks nowhere, so the call is
+        read as before (CRV025's parameters, a module's instance)."""
+        class_def = self.linter.index.classes.get(class_name)
+        if class_def is None:
+            return None
+        init = next((found for owner in self.linter._class_and_local_bases(class_def)
+                     if (found := self.linter.index.method(owner, "__init__")) is not None), None)
+        if init is None or is_opaque(init, self.linter.context.imports):
+            return None
+        cache = self.linter.__dict__.setdefault("_constructor_infos", {})
+        if id(init) not in cache:
+            if id(init) in self.analysing:
+                return None
+            self.analysing.add(id(init))
+            try:
+                with self.linter.context.within(init):
+                    breaks = tuple(analyze_function(init, self.linter.context,
+                                                    _MethodResolver(self.linter, init, self.analysing)).breaks)
+            finally:
+                self.analysing.discard(id(init))
+            cache[id(init)] = CalleeInfo(CalleeKind.USER_FUNCTION, class_name, breaks, self.linter.filename,
+                                         extra={"function_def": init}) if breaks else None
+        return cache[id(init)]
 
     def _applied_callee(self, function: cst.BaseExpression) -> CalleeInfo | None:
         """What `model.apply(function)` calls: a function defined in the analysed one (`def to_fp16(l): ...`

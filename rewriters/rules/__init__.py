@@ -66,6 +66,7 @@ from carve.rewriters.rules import (
     crv033_inplace_view_of_input,
     crv034_optimizer_step,
     crv036_numpy_untraced,
+    crv037_requires_grad_assignment,
 )
 from carve.rewriters.rules._rule import Rule, Strategy, Violation
 
@@ -108,7 +109,8 @@ IF_EXPRESSION_CHECKS = (crv005_data_dependent_branch.check_conditional,)
 # The checks the analysis runs on each small statement (an assignment's target and value together).
 # Run in source order, so a check may keep what earlier statements did (CRV032).
 STATEMENT_CHECKS = (crv005_data_dependent_branch.check_assert, crv029_data_dtype_change.check_statement,
-                    crv032_grad_after_inplace_update.check_statement, crv033_inplace_view_of_input.check_statement)
+                    crv032_grad_after_inplace_update.check_statement, crv033_inplace_view_of_input.check_statement,
+                    crv037_requires_grad_assignment.check_statement)
 # What a `for` header binds, for the statement checks that keep facts in source order: called with the
 # loop's target, what it iterates and the function's CheckContext.
 LOOP_TARGET_HOOKS = (crv032_grad_after_inplace_update.forget_loop_target, crv033_inplace_view_of_input.bind_loop_target)

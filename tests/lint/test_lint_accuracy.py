@@ -75,12 +75,13 @@ def test_the_fourth_held_out_real_code_corpus_keeps_its_measured_accuracy(all_fu
     assert report["recall"] >= recall, report["misses"]
 
 
-@pytest.mark.parametrize("all_functions, precision, recall", [(False, 0.59, 0.76), (True, 0.65, 0.76)], ids=["compiled", "all"])
+@pytest.mark.parametrize("all_functions, precision, recall", [(False, 0.76, 0.94), (True, 0.76, 0.94)], ids=["compiled", "all"])
 def test_the_fifth_held_out_real_code_corpus_keeps_its_measured_accuracy(all_functions, precision, recall, tmp_path):
     """178 labelled functions of twelve further projects (julius, entmax, torch-ema, auraloss, schedulefree, pytorch-warmup,
     torch-dct, pytorch-lr-finder, kmeans-pytorch, madgrad, info-nce-pytorch, geomloss; docs/lint.md), labelled before any
     lint run: precision 0.59 (13/22), recall 0.76 (13/17) compiled and 0.65 (13/20), 0.76 (13/17) with --all at the
-    first measurement, before any change; floors against regressions."""
+    first measurement, before any change; after the changes its misses led to (no longer held out) 16/21 and 16/17,
+    both ways; floors against regressions."""
     report = evaluate(REAL_HOLDOUT5, all_functions=all_functions, workdir=tmp_path)
     assert report["cases"] >= 150 and report["breaking"] >= 15
     assert report["precision"] >= precision, report["misses"]
