@@ -437,9 +437,7 @@ class CompiledFunction:
         self._eager_reason = reason
 
         def with_compiled_module(module, *args, **kwargs):
-            compiled = _version(_module_views, module, options, lambda: compile_module(module, options),
-                                skip_local_definitions=False)
-            return fn(compiled, *args, **kwargs)
+            return fn(module_view(module, options), *args, **kwargs)
 
         self._impl = with_compiled_module
         return with_compiled_module
@@ -642,6 +640,18 @@ class CompiledModule:
         return twin
 
 
+def module_view(module, options: CompileOptions):
+    """`module` compiled as carve.compile(module) compiles it, made once per module and options:
+    the same compiled module for each caller (a method run as written, every region that calls
+    the model). A module compiled already (by carve or torch.compile) is itself."""
+    import torch
+
+    if isinstance(module, (CompiledModule, torch._dynamo.eval_frame.OptimizedModule)):
+        return module
+    return _version(_module_views, module, options, lambda: compile_module(module, options),
+                    skip_local_definitions=False)
+
+
 def _restore_module(cls, state):
     """Unpickle a compiled module as a module of its original class."""
     module = object.__new__(cls)
@@ -697,10 +707,12 @@ def _compiled_class_forward(cls, options: CompileOptions, wrap):
         if compiled is None:
             compiled = versions[current] = wrap(current, options)
             forward.__carve_compiled__ = compiled_function_of(compiled)  # type: ignore[attr-defined]
+            forward.__carve_version__ = compiled  # type: ignore[attr-defined]
         return compiled(self, *args, **kwargs)
 
     compiled = versions[cls.forward] = wrap(cls.forward, options)
     forward.__carve_compiled__ = compiled_function_of(compiled)  # type: ignore[attr-defined]
+    forward.__carve_version__ = compiled  # type: ignore[attr-defined]  # what runs: a WholeCall for torch's forwards
     forward.__wrapped__ = cls.forward  # type: ignore[attr-defined] # functools.wraps' attribute
     for attribute in ("__name__", "__qualname__", "__doc__", "__module__"):
         setattr(forward, attribute, getattr(cls.forward, attribute, None))

@@ -22,19 +22,27 @@ from __future__ import annotations
 
 import functools
 import sys
+import types
 from collections.abc import Callable
 
 from carve.block_screen import compiles_as_one_graph
-from carve.explain_session import register_regionset, timed_caller
+from carve.explain_session import fresh_tables, register_regionset, timed_caller
 from carve.rewriters.findings import Finding
 from carve.rewriters.rules import crv016_callee_graph_break as callee_graph_break
 from carve.rewriters.rules import rule
-from carve.runtime import capture_policy, state
+from carve.runtime import capture_policy, compat, state
 from carve.runtime.config import CompileOptions
 from carve.runtime.errors import BreakEvent, GraphBreakError
 from carve.runtime.log import log_graph_break
 from carve.runtime.region import GraphRegion
 from torch.compiler import is_dynamo_compiling
+
+
+_CALLEE_BREAK = callee_graph_break.RULE.code
+_state = state._state
+_torch_error_on_graph_break = compat.torch_error_on_graph_break
+# Callees one region set keeps compiled versions of (a program's helpers; a bound for generated code).
+_MAX_CALLEES = 256
 
 
 class RegionSet:
@@ -81,6 +89,8 @@ class RegionSet:
         self.eager_calls: dict[tuple[int, str], int] = {}
         # code object of a nested def -> its first instance, compiled (see compiled_definition).
         self.definitions: dict = {}
+        # function -> its compiled version, for `compiled` (module-level functions only).
+        self._callees: dict = {}
         register_regionset(self)
 
     # -- graph regions -----------------------------------------------------------------------
@@ -92,11 +102,18 @@ class RegionSet:
             )
             region.on_skip = self._region_skipped
             region.on_kept_for_backward = self._region_kept_for_backward
+            region.compile_module = self._compiled_module
             self.regions.append(region)
             # What the generated code calls (its __carve_region__ is the region); timed during an explain.
             return timed_caller(region, region.caller)
 
         return make_region
+
+    def _compiled_module(self, module):
+        """A model a region calls, compiled as carve.compile(model) compiles it (GraphRegion._run_with_compiled_models)."""
+        from carve.api import module_view
+
+        return module_view(module, self.options)
 
     def _region_kept_for_backward(self, region: GraphRegion) -> None:
         if self.on_kept_for_backward is not None:
@@ -113,23 +130,43 @@ class RegionSet:
 
     # -- eager statements --------------------------------------------------------------------
     def graph_break(self, line: int, code: str) -> None:
-        """Runs just before a statement that breaks the graph."""
-        finding = self.findings.get(line)
-        message = finding.message if finding is not None else rule(code).title
+        """Runs just before a statement that breaks the graph (on every step of a loop: kept short)."""
         key = (line, code)
-        self.eager_calls[key] = self.eager_calls.get(key, 0) + 1
+        calls = self.eager_calls
+        seen = calls[key] = calls.get(key, 0) + 1
         # A break inside a callee (CRV016) is judged where it happens: the callee is compiled on
         # its own, and its own checkpoint sees the error_on_graph_break setting in force there.
-        if code != callee_graph_break.RULE.code and capture_policy.break_raises():
-            raise GraphBreakError.from_parts(code, message, self.filename, line)
-        if self.eager_calls[key] == 1:
-            log_graph_break(BreakEvent(code, message, self.filename, line, []))
+        thread = _state
+        if code != _CALLEE_BREAK and (thread.fullgraph or thread.error_on_graph_break or _torch_error_on_graph_break()) \
+                and capture_policy.break_raises():
+            raise GraphBreakError.from_parts(code, self._break_message(line, code), self.filename, line)
+        if seen == 1:
+            log_graph_break(BreakEvent(code, self._break_message(line, code), self.filename, line, []))
+
+    def _break_message(self, line: int, code: str) -> str:
+        finding = self.findings.get(line)
+        return finding.message if finding is not None else rule(code).title
 
     def compiled(self, fn):
-        """The carve-compiled version of a callee that breaks the graph (nested frames compile too)."""
+        """The carve-compiled version of a callee that breaks the graph (nested frames compile too).
+
+        Called on every call of the callee (`_carve_f.compiled(helper)(y)`, each step of a loop):
+        a plain function's compiled version is looked up once per region set, outside an explain
+        (which compiles afresh) and carve.disable."""
+        callees = self._callees
+        compiled = callees.get(fn) if type(fn) is types.FunctionType else None
+        if compiled is not None and not _state.disabled and fresh_tables() is None:
+            return compiled
         from carve.api import compile_nested
 
-        return compile_nested(fn, self.options)
+        if type(fn) is not types.FunctionType or state.is_disabled() or fresh_tables() is not None:
+            return compile_nested(fn, self.options)
+        if compiled is None:
+            compiled = compile_nested(fn, self.options)
+            if "<locals>" not in fn.__qualname__ and len(callees) < _MAX_CALLEES:
+                # A nested function is made anew on each call of its definer: not kept.
+                callees[fn] = compiled
+        return compiled
 
     def compiled_definition(self, fn):
         """A function defined in the compiled function, compiled where it is defined, so that

@@ -99,4 +99,15 @@ class CountingBackend:
         return f"CountingBackend({inner}graphs={self.graphs}, calls={self.calls}, ops_run={self.ops_run})"
 
 
-__all__ = ["CountingBackend", "count_graph_ops"]
+def graphs_run_by(region) -> list:
+    """The graphs a region of a compiled function runs: its own, or, for a region that runs its
+    models compiled (as torch.compile(model) places them), its models' graphs."""
+    graphs = list(region.graphs)
+    for model in region.compiled_models:
+        forward = getattr(type(model).forward, "__carve_version__", None)  # a CompiledFunction or a WholeCall
+        for model_region in (forward.regions if forward is not None else []):
+            graphs += graphs_run_by(model_region)
+    return graphs
+
+
+__all__ = ["CountingBackend", "count_graph_ops", "graphs_run_by"]

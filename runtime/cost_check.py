@@ -168,6 +168,8 @@ class OpCounter(TorchFunctionMode):
         super().__init__()
         self.ops = 0
         self.model_ops = 0
+        # The modules the region called itself (not from inside another module), by first call.
+        self.outer_modules: dict[int, Any] = {}
         self._depth = 0
         self._hooks: list = []
 
@@ -184,6 +186,8 @@ class OpCounter(TorchFunctionMode):
         self._hooks = []
 
     def _entered(self, module: Any, args: Any) -> None:
+        if not self._depth:
+            self.outer_modules.setdefault(id(module), module)
         self._depth += 1
 
     def _left(self, module: Any, args: Any, output: Any) -> None:
@@ -194,6 +198,13 @@ class OpCounter(TorchFunctionMode):
         if self._depth:
             self.model_ops += 1
         return func(*args, **(kwargs or {}))
+
+    @property
+    def models(self) -> list:
+        """The modules with parameters the region called itself: what torch.compile(model) would
+        compile (a loss module has none)."""
+        return [module for module in self.outer_modules.values()
+                if next(iter(module.parameters()), None) is not None]
 
     @property
     def runs_a_model(self) -> bool:

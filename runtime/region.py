@@ -28,8 +28,9 @@ Per call:
 from __future__ import annotations
 
 import dis
-import math
 import logging
+import math
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -47,6 +48,8 @@ _is_dynamo_compiling = torch.compiler.is_dynamo_compiling
 _torch_error_on_graph_break = compat.torch_error_on_graph_break
 _GLOBAL_MODULE_HOOKS = compat.global_module_hooks()
 _CAPTURE_CONFIG = compat.CARVE_CAPTURE
+# Modules wrapping a model whose forward Dynamo traces its own way (DDP's bucketed graphs, FSDP).
+_WRAPPER_MODULES = ("torch.nn.parallel", "torch.distributed")
 
 
 class GraphRegion:
@@ -72,6 +75,14 @@ class GraphRegion:
         # that weighing is `_whole_call` meanwhile.
         self.on_kept_for_backward: Callable[["GraphRegion"], Any] | None = None
         self._whole_call: Any = None
+        # Set by the compiler: a module compiled as carve.compile(module) compiles it (the same
+        # module object for every caller), or None where it cannot be; see _run_with_compiled_models.
+        self.compile_module: Callable[[torch.nn.Module], Any] | None = None
+        # What a call runs while the region runs as Python: its function, or (a region that runs a
+        # model) its function with the model's calls going to the compiled model.
+        self._python: Callable[..., Any] | None = None
+        # (model, its compiled module), weakly, for a region that runs its models compiled.
+        self._compiled_models: list[tuple[weakref.ref, weakref.ref]] = []
         # Why the region runs as Python (None: Dynamo captures it); see capture_policy.region_path.
         self.eager_reason: str | None = None if hasattr(fn, "__code__") else "not a Python function"
         self.eager = self.eager_reason is not None
@@ -139,6 +150,11 @@ class GraphRegion:
         return list(self.capture.recorder.graphs)
 
     @property
+    def compiled_models(self) -> list:
+        """The compiled modules the region's calls of its models run (see _run_with_compiled_models)."""
+        return [view for view in (view_ref() for _, view_ref in self._compiled_models) if view is not None]
+
+    @property
     def ops_per_graph(self) -> list[int]:
         return list(self.capture.recorder.ops_per_graph)
 
@@ -192,6 +208,11 @@ class GraphRegion:
                     capture.after(compiles)
                     region._compiled_again()
                 return out
+            if region.eager:  # Python for good: no frame of _call on each call
+                if not _state.disabled and not dynamo_compiling():
+                    python = region._python
+                    return python(*args) if python is not None else region._fn(*args)
+                return region._fn(*args)
             return region._call(args)
 
         config.carve_entry(call_region.__code__)  # its calls of Dynamo start carve's compiles
@@ -208,6 +229,8 @@ class GraphRegion:
         if self.eager or _state.disabled or _is_dynamo_compiling():
             # Inside a Dynamo trace (a user's torch.compile, or a region calling a function
             # `carve rewrite` wrote), the trace inlines the region's code, not a second capture.
+            if self._python is not None and not _state.disabled and not _is_dynamo_compiling():
+                return self._python(*args)
             return self.fn(*args)
         if self._whole_call is not None:
             return self._whole_call.region_call(self, args)
@@ -357,6 +380,8 @@ class GraphRegion:
         if counter is not None:
             self._python_ops = counter.ops
         leaves = pytree.tree_leaves(out)
+        if counter is not None and counter.runs_a_model and self._run_with_compiled_models(counter.models):
+            return out
         if (counter is not None and counter.runs_a_model) or kernel_builds.off_cpu(leaves) or (
                 not cost_check.draws_eagers_random(self.options)
                 and not torch.equal(random_state, torch.random.get_rng_state())):
@@ -378,6 +403,59 @@ class GraphRegion:
                          "region %s (%s:%d) runs as Python: it is %s", self.name, self.filename,
                          self.first_line, self.eager_reason)
         return out
+
+    def _run_with_compiled_models(self, models: list) -> bool:
+        """A region whose work is mostly its models' (`logits, loss = model(X, Y)`; DCGAN's
+        `output = netD(fake); errG = criterion(output, label)`) runs as Python from now on, with
+        each model it calls compiled as carve.compile(model) compiles it: torch.compile(model)'s
+        placement. A model is compiled once, whichever regions call it (DCGAN's discriminator is
+        called from three), and the glue around it runs as written, drawing eager's random numbers.
+
+            output = netD(real_cpu)       # the region's Python; netD(...) runs netD compiled
+            errD_real = criterion(output, label)
+
+        The model's calls go to the compiled model for the region's call only (nn.Module's
+        `_compiled_call_impl`, which `model.compile()` sets for good): code outside the region
+        calls the model as written. False, and nothing changes, where a model cannot be compiled
+        so (a distributed wrapper, whose forward Dynamo traces specially: the region is compiled)."""
+        compile_module = self.compile_module
+        if compile_module is None or not models:
+            return False
+        compiled = self._compiled_models
+        for model in models:
+            if type(model).__module__.startswith(_WRAPPER_MODULES):
+                compiled.clear()
+                return False
+            view = compile_module(model)
+            if view is not model:
+                compiled.append((weakref.ref(model), weakref.ref(view)))
+        fn_of = self
+        names = ", ".join(type(model).__name__ for model in models)
+
+        def python_with_compiled_models(*args: Any) -> Any:
+            switched = []
+            for model_ref, view_ref in compiled:
+                model, view = model_ref(), view_ref()
+                if model is None or view is None:
+                    continue
+                attributes = model.__dict__
+                if attributes.get("_compiled_call_impl") is None:  # not compiled by model.compile()
+                    attributes["_compiled_call_impl"] = view._call_impl
+                    switched.append(attributes)
+            try:
+                return fn_of.fn(*args)
+            finally:
+                for attributes in switched:
+                    attributes.pop("_compiled_call_impl", None)
+
+        self._cost = None
+        self._python_first = 0
+        self._python = python_with_compiled_models
+        self._run_as_python(f"its work is mostly its model's ({names}): the region runs as Python and the model "
+                            f"is compiled, once for every region that calls it, as torch.compile(model) compiles it")
+        log.log_once(("model", self.filename, self.first_line), log.perf_log, logging.INFO,
+                     "region %s (%s:%d) %s", self.name, self.filename, self.first_line, self.eager_reason)
+        return True
 
     def _skipped(self, event: BreakEvent) -> None:
         if self.on_skip is not None:
