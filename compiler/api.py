@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import sys
 import types
 import weakref
 from collections.abc import Callable
@@ -381,6 +382,7 @@ class CompiledFunction:
                 return self._run_with_compiled_module(reason, type(args[0]).__name__)
             return self._run_eagerly(reason)
         self._build.regions.on_skip = self._on_skip
+        _running_builds[self._build.function.__code__] = self
         self._build.regions.on_kept_for_backward = self._weigh_whole_calls
         if self._build.torch_compile_would_not_break:
             # Under fullgraph carve's split passed `_fullgraph_refusal`: one graph, with at most
@@ -456,10 +458,23 @@ class CompiledFunction:
                 if self._impl is weighed:  # not rebuilt meanwhile
                     self._impl, self._forward = calls, forward
 
-            check = self._whole_call_check = WholeCallCheck(on_done=restore)
+            check = self._whole_call_check = WholeCallCheck(on_done=restore, on_backward_outside=self._hand_to_caller)
             weighed = check.wrap(calls)
             self._impl, self._forward = weighed, None
         check.add(region)
+
+    def _hand_to_caller(self, regions: list) -> None:
+        """The backward of `regions` runs outside this function's calls (a model's forward): the
+        carve function running this one, nearest on the stack, weighs them by its own whole
+        calls, which may hold the backward (runtime/whole_call_check.py). None: they stay compiled."""
+        frame: types.FrameType | None = sys._getframe(1)
+        while frame is not None:
+            caller = _running_builds.get(frame.f_code)
+            if caller is not None and caller is not self:
+                for region in regions:
+                    caller._weigh_whole_calls(region)
+                return
+            frame = frame.f_back
 
     def _on_skip(self, lines: dict) -> None:
         """Dynamo skipped a region because a break inside one of its loops was reached: those
@@ -484,6 +499,9 @@ class CompiledFunction:
 
 
 _NO_KEYWORDS: dict = {}
+# The code of each build's rewritten function -> its CompiledFunction (weakly): which carve
+# function a frame on the stack runs (CompiledFunction._hand_to_caller).
+_running_builds: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
 
 
 def _first_parameter_is_self(fn) -> bool:

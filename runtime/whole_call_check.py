@@ -14,8 +14,16 @@ call's time holds both, so carve weighs the regions there:
                  fastest Python call or more; else compiled for good
 
 A timed call in which a region made a result that requires grad and that result's backward
-did not start before the call returned ends the weighing, the regions compiled: the backward
-runs outside the function (a step that returns its loss), where a call's time cannot see it.
+did not start before the call returned ends the weighing: the backward runs outside the
+function (a model's `forward` whose loss the training loop backpropagates, a step that returns
+its loss), where a call's time cannot see it. The regions go to the carve function that called
+this one, whose whole calls may hold the backward (`on_backward_outside`), and so on outward;
+with no such caller they stay compiled.
+
+    train()                       # carve-compiled: loss.backward() runs inside its calls
+        model(data, hidden)       # its forward, compiled by carve: the backward is outside
+                                  # -> train's calls weigh the forward's region
+
 Both ways give eager's answer (a region's graph is its Python).
 """
 
@@ -39,8 +47,10 @@ class WholeCallCheck:
     """The timed calls of one function, and the regions they weigh. `wrap(call)` is what the
     function's calls run while it weighs; `done` once decided (or ended)."""
 
-    def __init__(self, on_done: Callable[[], None]) -> None:
+    def __init__(self, on_done: Callable[[], None],
+                 on_backward_outside: Callable[[list], Any] | None = None) -> None:
         self.regions: list = []
+        self._on_backward_outside = on_backward_outside
         self.compiled: list[float] = []
         self.python: list[float] = []
         self.calls = 0
@@ -89,7 +99,10 @@ class WholeCallCheck:
             elapsed = clock() - start
             self.python_turn = False
         if not all(started[0] for started in self._awaiting):
+            regions = list(self.regions)
             self._finish(None, "its backward runs outside the function's call")
+            if self._on_backward_outside is not None:
+                self._on_backward_outside(regions)
             return out
         (self.python if turn == "python" else self.compiled).append(elapsed)
         if len(self.compiled) >= WHOLE_CALL_SAMPLES and len(self.python) >= WHOLE_CALL_SAMPLES:

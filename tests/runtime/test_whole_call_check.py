@@ -111,3 +111,45 @@ def test_a_region_as_fast_compiled_stays_compiled_and_returns_to_the_steady_path
     compiled(w, batch(0), optimizer)
     capsys.readouterr()
     assert region._steady
+
+
+class BreakingNet(torch.nn.Module):
+    """A model whose forward breaks the graph: carve compiles it as a callee of the training step,
+    and its regions' backward runs in the step, outside the forward's calls."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.w = torch.nn.Parameter(torch.randn(8, 4))
+
+    def forward(self, x):
+        y = (x @ self.w).tanh()
+        print("norm", round(float(y.norm()), 4))
+        return (y ** 2).mean()
+
+
+def train_step(net, x, optimizer):
+    loss = net(x)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    return float(loss)
+
+
+def test_a_models_forward_region_is_weighed_by_the_calls_of_the_step_that_runs_its_backward(capsys):
+    # The forward's own whole calls cannot hold the backward: the step calling it weighs its regions.
+    backend = sleeping_backend(2 * cost_check.TIMED_UNDER)
+    compiled = carve.compile(train_step, backend=backend)
+    net, net_eager = BreakingNet(), BreakingNet()
+    optimizer, optimizer_eager = (torch.optim.SGD(net.parameters(), lr=0.1),
+                                  torch.optim.SGD(net_eager.parameters(), lr=0.1))
+    for call in range(CALLS + 2 * whole_call_check.WHOLE_CALL_SAMPLES):
+        got = compiled(net, batch(call), optimizer)
+        got_printed = capsys.readouterr().out
+        want = train_step(net_eager, batch(call), optimizer_eager)
+        assert got == want and got_printed == capsys.readouterr().out
+        torch.testing.assert_close(net.w, net_eager.w)
+    forward = type(carve.compile(net, backend=backend)).forward.__carve_version__
+    weighed = [r for r in forward.regions if r.graphs]
+    assert weighed and all(r.path == "eager" and "its backward included" in r.eager_reason for r in weighed), \
+        [(r.name, r.eager_reason) for r in forward.regions]
