@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from carve.runtime import compat
+
 
 @dataclass
 class RegionTime:
@@ -82,6 +84,17 @@ def fresh_tables() -> dict | None:
     return session.tables if session is not None else None
 
 
+class _Timing(threading.local):
+    nested: list[float]
+
+    def __init__(self) -> None:
+        self.nested = []  # per timed region call on the stack: the time of the region calls it made
+
+
+_timing = _Timing()
+_DYNAMO = compat.CARVE_CAPTURE
+
+
 class _TimedCaller:
     """A region's caller that records where each call's time went (only during an explain run:
     the generated code calls this in place of `region.caller`)."""
@@ -97,19 +110,27 @@ class _TimedCaller:
 
     def __call__(self, *args: Any) -> Any:
         region, times = self.region, self.times
-        compiles, python = region.capture.compiles, region.eager
+        # A region pricing its compile runs its Python too (GraphRegion._first_call_as_python).
+        compiles, python = _DYNAMO.compiles, region.eager or bool(getattr(region, "_python_first", 0))
+        # A region's own time: a region it runs (a model's forward, called from a region run as
+        # Python) times its own calls, so the regions' times add up to the run's.
+        nested = _timing.nested
+        nested.append(0.0)
         start = time.perf_counter()
         try:
             return self.caller(*args)
         finally:
             elapsed = time.perf_counter() - start
+            own = elapsed - nested.pop()
+            if nested:
+                nested[-1] += elapsed
             times.calls += 1
-            if region.capture.compiles != compiles:
-                times.compiling += elapsed
+            if _DYNAMO.compiles != compiles:  # this call, or a model it called, compiled
+                times.compiling += own
             elif python:
-                times.python += elapsed
+                times.python += own
             else:
-                times.compiled += elapsed
+                times.compiled += own
 
 
 def timed_caller(region: Any, caller: Callable[..., Any]) -> Callable[..., Any]:

@@ -81,3 +81,32 @@ def test_advice_names_the_one_region_that_runs_compiled_when_the_rest_runs_as_py
     assert _advice(timed) == []
     # Too few regions to say anything.
     assert _advice(timed[1:]) == []
+
+
+
+def scores(critic, x):
+    s = critic(x).sum() * 2
+    print("score", round(float(s), 3))
+    return s
+
+
+def test_a_region_that_runs_a_model_is_timed_without_the_models_own_regions():
+    # The model's regions run inside the caller's region, which runs as Python with the model
+    # compiled: each is counted once, so the regions' times add up to no more than the run's,
+    # and the caller's region (its pricing call included) counts as Python.
+    from tests.runtime.test_compiled_models import Discriminator
+    from tests.runtime.test_worth_compiling import priced_backend
+
+    torch.manual_seed(0)
+    critic, x = Discriminator(), torch.randn(4, 6)
+    with contextlib.redirect_stdout(io.StringIO()):
+        out = carve.explain(scores, calls=6, backend=priced_backend())(critic, x)
+        expected = scores(critic, x)
+    torch.testing.assert_close(out.result, expected)
+    spent = sum(t.compiled + t.python + t.compiling for _, t in out.region_times)
+    assert spent <= out.seconds
+    line = scores.__code__.co_firstlineno + 1
+    outer = [t for where, t in out.region_times if where.endswith(f":{line}-{line}")]
+    model_regions = [t for where, t in out.region_times if not where.endswith(f":{line}-{line}")]
+    assert outer and outer[0].compiled == 0 and outer[0].python > 0, out.region_times
+    assert model_regions and all(t.compiled + t.compiling > 0 for t in model_regions), out.region_times
