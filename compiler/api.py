@@ -666,8 +666,19 @@ def module_view(module, options: CompileOptions):
 
     if isinstance(module, (CompiledModule, torch._dynamo.eval_frame.OptimizedModule)):
         return module
-    return _version(_module_views, module, options, lambda: compile_module(module, options),
+    view = _version(_module_views, module, options, lambda: compile_module(module, options),
                     skip_local_definitions=False)
+    if view._carve_original_class is not type(module):
+        # The module's class changed since (a parametrization registered on it swaps the class
+        # for one whose properties compute the weights): a view of the old class would read the
+        # old attributes. Compiled afresh for the class it has now.
+        explain_tables = fresh_tables()
+        table = _module_views if explain_tables is None else explain_tables[id(_module_views)]
+        table[module] = [(known, version) for known, version in table.get(module, ())
+                         if version._carve_original_class is type(module)]
+        view = _version(_module_views, module, options, lambda: compile_module(module, options),
+                        skip_local_definitions=False)
+    return view
 
 
 def _restore_module(cls, state):

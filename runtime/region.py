@@ -30,6 +30,7 @@ from __future__ import annotations
 import dis
 import logging
 import math
+import types
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -414,9 +415,10 @@ class GraphRegion:
             output = netD(real_cpu)       # the region's Python; netD(...) runs netD compiled
             errD_real = criterion(output, label)
 
-        The model's calls go to the compiled model for the region's call only (nn.Module's
-        `_compiled_call_impl`, which `model.compile()` sets for good): code outside the region
-        calls the model as written. False, and nothing changes, where a model cannot be compiled
+        The model's calls run its compiled forward for the region's call only (the compiled
+        class's forward bound to the model, set on the instance and removed after): its hooks and
+        its forward see the model itself, as eager's do, and code outside the region calls the
+        model as written. A model compiled by `model.compile()` is left as it is. False, and nothing changes, where a model cannot be compiled
         so (a distributed wrapper, whose forward Dynamo traces specially: the region is compiled)."""
         compile_module = self.compile_module
         if compile_module is None or not models:
@@ -434,19 +436,33 @@ class GraphRegion:
 
         def python_with_compiled_models(*args: Any) -> Any:
             switched = []
-            for model_ref, view_ref in compiled:
+            for index, (model_ref, view_ref) in enumerate(compiled):
                 model, view = model_ref(), view_ref()
                 if model is None or view is None:
                     continue
                 attributes = model.__dict__
-                if attributes.get("_compiled_call_impl") is None:  # not compiled by model.compile()
-                    attributes["_compiled_call_impl"] = view._call_impl
-                    switched.append(attributes)
+                # Not compiled by model.compile(), no forward of its own set on the instance (a
+                # library's patch; or this model's calls going to its compiled forward already,
+                # from an enclosing region or another thread).
+                if attributes.get("_compiled_call_impl") is not None or "forward" in attributes:
+                    continue
+                if type(view)._carve_original_class is not type(model):
+                    # The model's class changed (a parametrization registered on it): its
+                    # compiled forward is that of the class it has now.
+                    view = compile_module(model)
+                    if view is model:
+                        continue
+                    compiled[index] = (model_ref, weakref.ref(view))
+                # The model's own call (its hooks see the model itself, `self` in its forward is
+                # the model), with its forward compiled: the compiled class's forward, bound to it.
+                forward = attributes["forward"] = types.MethodType(type(view).forward, model)
+                switched.append((attributes, forward))
             try:
                 return fn_of.fn(*args)
             finally:
-                for attributes in switched:
-                    attributes.pop("_compiled_call_impl", None)
+                for attributes, forward in switched:
+                    if attributes.get("forward") is forward:
+                        del attributes["forward"]
 
         self._cost = None
         self._python_first = 0
