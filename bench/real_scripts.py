@@ -13,7 +13,9 @@ the tests there check that carve's results equal eager's. Here, Inductor for bot
   carve.compile on the function holding the graph breaks (as carve's README advises), loaded
   side by side in one process, warmed up by `WARM_UP_CALLS` calls, then timed in interleaved
   rounds, each mode making the same calls of the script in a round (the median round is
-  reported); printing goes to os.devnull for all three;
+  reported); every call is seeded with its index first (the modes share the process's random
+  generators: each mode's i-th call draws the same batches, noise and RL actions); printing goes
+  to os.devnull for all three;
 - graphs: what each compiler handed to Inductor over the warm-up and the timed calls
   (recompiles included);
 - first 10 calls: each compiler in a fresh process with an empty Inductor cache, the wall time
@@ -141,7 +143,7 @@ def steady_state(name: str, rounds: int, min_run_time: float, log=print, device:
             run = load(CASES[name], mode, backend="inductor")
             place(run, device)
             for _ in range(WARM_UP_CALLS):
-                run.call(record=False)
+                run.call(record=False, seeded=True)  # each mode's i-th call draws the same numbers
             runs.append(run)
         except Exception as error:  # a crash is a result of the benchmark, not its end
             result.error[mode] = f"{type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}"

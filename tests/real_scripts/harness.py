@@ -356,11 +356,16 @@ class ScriptRun:
         """Units of the case's work done so far (calls, or what `ScriptCase.work` counts)."""
         return self.case.work(self.module) if self.case.work is not None else self.calls
 
-    def call(self, record: bool = True) -> CallOutput | None:
+    def call(self, record: bool = True, seeded: bool = False) -> CallOutput | None:
         """One call of the script's outer function(s); its output is recorded unless `record` is False
-        (then printing goes to os.devnull)."""
+        (then printing goes to os.devnull). `seeded`: the random generators are seeded with the
+        call's index first, so that runs of several modes in one process, which share torch's,
+        NumPy's and Python's generators, make the same draws in their i-th calls (the same
+        batches, the same RL episodes) rather than each continuing the stream another mode left."""
         index = self.calls
         self.calls += 1
+        if seeded:
+            seed_everything(index)
         if not record:
             with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
                 self.case.call(self.module, index)
@@ -584,7 +589,7 @@ def time_interleaved(runs: list[ScriptRun], rounds: int, min_run_time: float) ->
     call, the same episodes), so the modes are compared on equal work. Printing goes to os.devnull."""
     from torch.utils.benchmark import Timer
 
-    timers = {run.mode: Timer(stmt="run.call(record=False)", globals={"run": run},
+    timers = {run.mode: Timer(stmt="run.call(record=False, seeded=True)", globals={"run": run},
                               num_threads=torch.get_num_threads()) for run in runs}
     slowest = max(timers[run.mode].timeit(1).mean for run in runs)
     calls = max(1, round(min_run_time / max(slowest, 1e-9)))

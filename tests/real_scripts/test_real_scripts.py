@@ -134,3 +134,22 @@ def test_the_gradient_penalty_loop_is_exact_without_decompositions():
     finally:
         unload(eager)
         unload(carved)
+
+
+@pytest.mark.parametrize("name", ["actor_critic", "reinforce"])
+def test_modes_interleaved_in_one_process_with_seeded_calls_do_the_same_work(name):
+    # bench/real_scripts.py times the modes interleaved in one process, which share torch's, NumPy's
+    # and Python's generators: seeded calls make each mode's i-th call draw the same numbers, so an
+    # episode loop runs the same episodes both ways (and carve, its regions all Python or eager's
+    # arithmetic, prints exactly eager's rewards).
+    from tests.real_scripts.harness import load
+
+    runs = [load(CASES[name], mode, backend="aot_eager") for mode in ("eager", "carve")]
+    try:
+        for _ in range(4):
+            eager, carved = (run.call(seeded=True) for run in runs)
+            assert carved.printed == eager.printed
+        assert runs[0].work_done == runs[1].work_done > 0
+    finally:
+        for run in runs:
+            unload(run)
