@@ -139,7 +139,7 @@ def _wrap_function(fn: types.FunctionType, options: CompileOptions):
 
 
 def _version(table: "weakref.WeakKeyDictionary", key, options: CompileOptions, make, *,
-             skip_local_definitions: bool = True):
+             skip_local_definitions: bool = True, current: Callable[[Any], bool] | None = None):
     """The version of `key` compiled with `options` (equal options: the same version), made by
     `make()` the first time.
 
@@ -158,6 +158,8 @@ def _version(table: "weakref.WeakKeyDictionary", key, options: CompileOptions, m
         # one (a function and its closure, a class) alive. Each is compiled on its own.
         return make()
     versions = table.setdefault(key, [])
+    if current is not None:  # versions made for what `key` no longer is are dropped
+        versions[:] = [(known, version) for known, version in versions if current(version)]
     for known_options, version in versions:
         if known_options is options or known_options == options:
             return version
@@ -666,19 +668,11 @@ def module_view(module, options: CompileOptions):
 
     if isinstance(module, (CompiledModule, torch._dynamo.eval_frame.OptimizedModule)):
         return module
-    view = _version(_module_views, module, options, lambda: compile_module(module, options),
-                    skip_local_definitions=False)
-    if view._carve_original_class is not type(module):
-        # The module's class changed since (a parametrization registered on it swaps the class
-        # for one whose properties compute the weights): a view of the old class would read the
-        # old attributes. Compiled afresh for the class it has now.
-        explain_tables = fresh_tables()
-        table = _module_views if explain_tables is None else explain_tables[id(_module_views)]
-        table[module] = [(known, version) for known, version in table.get(module, ())
-                         if version._carve_original_class is type(module)]
-        view = _version(_module_views, module, options, lambda: compile_module(module, options),
-                        skip_local_definitions=False)
-    return view
+    # A view of the class the module had (a parametrization registered on it since swaps the class
+    # for one whose properties compute the weights) would read the old attributes: compiled afresh.
+    return _version(_module_views, module, options, lambda: compile_module(module, options),
+                    skip_local_definitions=False,
+                    current=lambda view: view._carve_original_class is type(module))
 
 
 def _restore_module(cls, state):

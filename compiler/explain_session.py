@@ -111,7 +111,7 @@ class _TimedCaller:
     def __call__(self, *args: Any) -> Any:
         region, times = self.region, self.times
         # A region pricing its compile runs its Python too (GraphRegion._first_call_as_python).
-        compiles, python = _DYNAMO.compiles, region.eager or bool(getattr(region, "_python_first", 0))
+        compiles, python = _DYNAMO.compiles, region.eager or region.pricing
         # A region's own time: a region it runs (a model's forward, called from a region run as
         # Python) times its own calls, so the regions' times add up to the run's.
         nested = _timing.nested

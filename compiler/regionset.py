@@ -30,7 +30,7 @@ from carve.explain_session import fresh_tables, register_regionset, timed_caller
 from carve.rewriters.findings import Finding
 from carve.rewriters.rules import crv016_callee_graph_break as callee_graph_break
 from carve.rewriters.rules import rule
-from carve.runtime import capture_policy, compat, state
+from carve.runtime import capture_policy, state
 from carve.runtime.config import CompileOptions
 from carve.runtime.errors import BreakEvent, GraphBreakError
 from carve.runtime.log import log_graph_break
@@ -40,7 +40,6 @@ from torch.compiler import is_dynamo_compiling
 
 _CALLEE_BREAK = callee_graph_break.RULE.code
 _state = state._state
-_torch_error_on_graph_break = compat.torch_error_on_graph_break
 # Callees one region set keeps compiled versions of (a program's helpers; a bound for generated code).
 _MAX_CALLEES = 256
 
@@ -136,9 +135,7 @@ class RegionSet:
         seen = calls[key] = calls.get(key, 0) + 1
         # A break inside a callee (CRV016) is judged where it happens: the callee is compiled on
         # its own, and its own checkpoint sees the error_on_graph_break setting in force there.
-        thread = _state
-        if code != _CALLEE_BREAK and (thread.fullgraph or thread.error_on_graph_break or _torch_error_on_graph_break()) \
-                and capture_policy.break_raises():
+        if code != _CALLEE_BREAK and capture_policy.break_raises():
             raise GraphBreakError.from_parts(code, self._break_message(line, code), self.filename, line)
         if seen == 1:
             log_graph_break(BreakEvent(code, self._break_message(line, code), self.filename, line, []))
@@ -154,18 +151,17 @@ class RegionSet:
         a plain function's compiled version is looked up once per region set, outside an explain
         (which compiles afresh) and carve.disable."""
         callees = self._callees
-        compiled = callees.get(fn) if type(fn) is types.FunctionType else None
-        if compiled is not None and not _state.disabled and fresh_tables() is None:
-            return compiled
+        kept = type(fn) is types.FunctionType and not _state.disabled and fresh_tables() is None
+        if kept:
+            compiled = callees.get(fn)
+            if compiled is not None:
+                return compiled
         from carve.api import compile_nested
 
-        if type(fn) is not types.FunctionType or state.is_disabled() or fresh_tables() is not None:
-            return compile_nested(fn, self.options)
-        if compiled is None:
-            compiled = compile_nested(fn, self.options)
-            if "<locals>" not in fn.__qualname__ and len(callees) < _MAX_CALLEES:
-                # A nested function is made anew on each call of its definer: not kept.
-                callees[fn] = compiled
+        compiled = compile_nested(fn, self.options)
+        # A nested function is made anew on each call of its definer: not kept.
+        if kept and "<locals>" not in fn.__qualname__ and len(callees) < _MAX_CALLEES:
+            callees[fn] = compiled
         return compiled
 
     def compiled_definition(self, fn):

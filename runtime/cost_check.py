@@ -4,8 +4,10 @@ Before any compile, the region's first PYTHON_FIRST_CALLS calls run its Python, 
 (`worth_compiling`):
 
     call 1:      as Python, timed, its torch operations counted (OpCounter)
-                                          -> mostly inside module calls: the model, compiled
-                                             from call 2 on, as torch.compile(model) compiles it
+                                          -> mostly inside module calls: from call 2 on, Python
+                                             with the models it calls compiled, as
+                                             torch.compile(model) places them
+                                             (GraphRegion._run_with_compiled_models)
     calls 1, 2:  as Python, timed         -> Python for good when no compile could pay back:
                                              PAYBACK_CALLS calls of its Python (the fastest of
                                              the two; its backward counted as twice its forward)

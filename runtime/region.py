@@ -136,10 +136,15 @@ class GraphRegion:
     def capture_path(self) -> CapturePath:
         """Who runs the region and why (capture_policy.region_path)."""
         reason = self.capture_reason
-        if self._python_first and not self.eager and not self.capture.compiles:
+        if self.pricing:
             reason = (f"compiled from its call {cost_check.PYTHON_FIRST_CALLS + 1} on if worth it: its first "
                       f"{cost_check.PYTHON_FIRST_CALLS} calls run as Python, timed, to price its compile")
         return capture_policy.region_path(self.eager_reason, self.options.fullgraph, reason)
+
+    @property
+    def pricing(self) -> bool:
+        """Whether its next call is one of the calls that price its compile (its Python, timed)."""
+        return bool(self._python_first) and not self.eager and not self.capture.compiles
 
     @property
     def path(self) -> str:
@@ -230,8 +235,7 @@ class GraphRegion:
         if self.eager or _state.disabled or _is_dynamo_compiling():
             # Inside a Dynamo trace (a user's torch.compile, or a region calling a function
             # `carve rewrite` wrote), the trace inlines the region's code, not a second capture.
-            if self._python is not None and not _state.disabled and not _is_dynamo_compiling():
-                return self._python(*args)
+            # (A region Python for good, its models compiled or not, is run by `call_region`.)
             return self.fn(*args)
         if self._whole_call is not None:
             return self._whole_call.region_call(self, args)
@@ -363,10 +367,10 @@ class GraphRegion:
         compile could pay for runs as Python from now on, never traced (cost_check.worth_compiling,
         on the fastest of these calls: the first pays for caches and lazy set-up); any other is
         compiled from its next call on. A region whose operations ran mostly inside module calls
-        (cost_check.OpCounter.runs_a_model) calls the model: it is compiled from its next call, as
-        torch.compile(model) compiles the model. A region that drew random numbers is compiled from its next
-        call whatever its time, unless both ways draw eager's: which way it runs must not hang on
-        the machine's timing."""
+        (cost_check.OpCounter.runs_a_model) calls the model: from its next call it runs as Python
+        with the model compiled (`_run_with_compiled_models`), as torch.compile(model) places it.
+        A region that drew random numbers is compiled from its next call whatever its time,
+        unless both ways draw eager's: which way it runs must not hang on the machine's timing."""
         clock = cost_check.clock
         random_state = torch.random.get_rng_state()
         counter = cost_check.OpCounter() if self._python_ops is None else None
@@ -380,15 +384,15 @@ class GraphRegion:
         self._python_first -= 1
         if counter is not None:
             self._python_ops = counter.ops
-        leaves = pytree.tree_leaves(out)
-        if counter is not None and counter.runs_a_model and self._run_with_compiled_models(counter.models):
+        if counter is not None and counter.runs_a_model:
+            if not self._run_with_compiled_models(counter.models):
+                self._python_first = 0  # a model it cannot compile apart (a DDP wrapper): compiled with it
             return out
-        if (counter is not None and counter.runs_a_model) or kernel_builds.off_cpu(leaves) or (
+        if kernel_builds.off_cpu(pytree.tree_leaves(out)) or (
                 not cost_check.draws_eagers_random(self.options)
                 and not torch.equal(random_state, torch.random.get_rng_state())):
-            # Compiled from the next call: a region whose work is mostly a model's, as
-            # torch.compile(model) compiles the model; a GPU's kernels finish after the host's clock
-            # reads; a draw's stream must not hang on the machine's timing.
+            # Compiled from the next call: a GPU's kernels finish after the host's clock reads; a
+            # draw's stream must not hang on the machine's timing.
             self._python_first = 0
             return out
         self._python_fastest = fastest = min(self._python_fastest, elapsed)
@@ -418,8 +422,9 @@ class GraphRegion:
         The model's calls run its compiled forward for the region's call only (the compiled
         class's forward bound to the model, set on the instance and removed after): its hooks and
         its forward see the model itself, as eager's do, and code outside the region calls the
-        model as written. A model compiled by `model.compile()` is left as it is. False, and nothing changes, where a model cannot be compiled
-        so (a distributed wrapper, whose forward Dynamo traces specially: the region is compiled)."""
+        model as written. A model compiled by `model.compile()` is left as it is. False, and
+        nothing changes, where a model cannot be compiled so (a distributed wrapper, whose forward
+        Dynamo traces specially: the region is compiled)."""
         compile_module = self.compile_module
         if compile_module is None or not models:
             return False
@@ -431,7 +436,6 @@ class GraphRegion:
             view = compile_module(model)
             if view is not model:
                 compiled.append((weakref.ref(model), weakref.ref(view)))
-        fn_of = self
         names = ", ".join(type(model).__name__ for model in models)
 
         def python_with_compiled_models(*args: Any) -> Any:
@@ -458,7 +462,7 @@ class GraphRegion:
                 forward = attributes["forward"] = types.MethodType(type(view).forward, model)
                 switched.append((attributes, forward))
             try:
-                return fn_of.fn(*args)
+                return self.fn(*args)
             finally:
                 for attributes, forward in switched:
                     if attributes.get("forward") is forward:
