@@ -14,9 +14,8 @@ from torch.nn import functional as F
 from torch.nn.utils import parametrize
 
 import carve
+from tests.runtime.test_compiled_models import MODEL_REASON, assert_left_as_written
 from tests.runtime.test_worth_compiling import priced_backend
-
-MODEL_REASON = "its work is mostly its model's"
 
 
 class Net(nn.Module):
@@ -174,9 +173,9 @@ def test_pickle_and_deepcopy_after_the_region():
         compiled(model, x)
     assert_model_rule(compiled)
     twin = copy.deepcopy(model)
-    assert "_compiled_call_impl" not in vars(twin)
+    assert_left_as_written(twin)
     again = pickle.loads(pickle.dumps(model))
-    assert "_compiled_call_impl" not in vars(again)
+    assert_left_as_written(again)
     assert list(model.state_dict()) == ["hidden.weight", "hidden.bias", "out.weight", "out.bias"]
 
 
@@ -199,7 +198,8 @@ def test_nested_regions_both_running_models():
     for call in range(5):
         x = torch.randn(4, 6)
         torch.testing.assert_close(compiled(model, x), model_then_print(model, x))
-    assert "_compiled_call_impl" not in vars(model) and "_compiled_call_impl" not in vars(model.inner)
+    assert_left_as_written(model)
+    assert_left_as_written(model.inner)
 
 
 def test_a_model_called_from_another_thread_while_the_region_runs():
@@ -293,7 +293,7 @@ def test_an_error_in_the_forward_on_a_later_call():
     with pytest.raises(RuntimeError) as raised:
         compiled(model, torch.randn(4, 5))
     assert str(raised.value) == str(expected.value)
-    assert "_compiled_call_impl" not in vars(model)
+    assert_left_as_written(model)
     x = torch.randn(4, 6)
     torch.testing.assert_close(compiled(model, x), model_then_print(model, x))
 
@@ -336,4 +336,4 @@ def test_a_transformers_model_with_a_hook_keyed_by_module_under_inductor():
         torch.testing.assert_close(grads, torch.autograd.grad(expected_loss, model.lm_head.weight))
     assert_model_rule(compiled)
     assert seen == [""] * 6
-    assert "forward" not in vars(model) and "_compiled_call_impl" not in vars(model)
+    assert_left_as_written(model)
