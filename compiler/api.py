@@ -29,11 +29,13 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from carve import as_written
 from carve.explain_session import fresh_tables, register_regionset, unregister_regionset
 from carve.report import track as track_for_report
 from carve.pipeline import Build, build, follow_defaults
 from carve.regionset import options_from
 from carve.runtime import state
+from carve.runtime.log import log_once, perf_log
 from carve.runtime.config import CompileOptions
 from carve.runtime.errors import GraphBreakError
 from carve.runtime.whole_call_check import WholeCallCheck
@@ -256,6 +258,13 @@ class CompiledFunction:
         # the same objects, the compiled version already took them.
         self._defaults_seen: object = _NOT_SEEN
         self._kwdefaults_seen: object = _NOT_SEEN
+        # Whether every region has settled as Python, checked on some calls (compiler/as_written.py):
+        # calls left until the next check (0: none scheduled), the call count the check is due at,
+        # and the function's calls once it runs as written (None until then).
+        self._settle_countdown = 0
+        self._settle_at = 0
+        self._may_run_as_written = False
+        self._as_written: Callable[..., Any] | None = None
         track_for_report(self)  # CARVE_REPORT=DIR: its page is written at exit (a weak reference)
 
     def __get__(self, instance, owner=None):
@@ -293,6 +302,10 @@ class CompiledFunction:
             fn = self.fn
             if fn.__defaults__ is self._defaults_seen and fn.__kwdefaults__ is self._kwdefaults_seen \
                     and not self.options.fullgraph:
+                if self._settle_countdown:
+                    self._settle_countdown -= 1
+                    if self._settle_countdown <= 0:  # below 0 only when threads raced: check anyway
+                        impl = self._check_settled()
                 return impl(*args, **kwargs)  # every call but the first, unless something changed
         return self._call(args, kwargs)
 
@@ -396,6 +409,7 @@ class CompiledFunction:
             self._impl = WholeCall(self.fn, self.options, findings=self._build.regions.findings, fullgraph_split=split)
             return self._impl
         self._impl = self._build.function
+        self._schedule_settle_checks()
         return self._impl
 
     def _lambda_region(self):
@@ -446,10 +460,58 @@ class CompiledFunction:
         self._impl = with_compiled_module
         return with_compiled_module
 
+    # -- running as written (compiler/as_written.py) ----------------------------------------
+    def _schedule_settle_checks(self) -> None:
+        """A new build: whether it may ever run as written is decided once; if so, checks from its
+        second call (compiler/as_written.py)."""
+        self._as_written = None
+        build = self._build
+        self._may_run_as_written = not self.options.fullgraph and build is not None \
+            and as_written.may_run_as_written(self.fn, build.function)
+        if not self._may_run_as_written:
+            self._settle_countdown = 0
+            return
+        self._settle_countdown = as_written.calls_until_next_check(1)
+        self._settle_at = 1 + self._settle_countdown  # the call the check is due at
+
+    def _check_settled(self):
+        """Due on some calls: once every region has settled as Python (its callees and models
+        too), the function runs as written from this call on. Returns what this call runs."""
+        build = self._build
+        if build is not None and self._impl is build.function and self.settled_as_written():
+            self._as_written = self._impl = as_written.call_as_written(self.fn, build.function)
+            build.regions.as_written_from = self._settle_at  # for the report (CARVE_REPORT)
+            log_once(("as written", self.fn.__code__), perf_log, logging.INFO,
+                     "function %s (%s) runs as written from now on: every region runs as Python",
+                     self.fn.__qualname__, where(self.fn))
+        else:
+            gap = as_written.calls_until_next_check(self._settle_at)
+            self._settle_at += gap
+            self._settle_countdown = gap
+        return self._impl
+
+    def settled_as_written(self, seen: set | None = None) -> bool:
+        """Whether this function's calls may run its code as written (compiler/as_written.py)."""
+        seen = set() if seen is None else seen
+        if self in seen:
+            return True  # asked already, higher up (recursion): the others decide
+        seen.add(self)
+        impl = self._impl
+        if impl is not None and (impl is self.fn or impl is self._as_written):
+            return True  # run as written already (or eagerly, for a reason said once)
+        build = self._build
+        if impl is None or build is None or impl is not build.function or not self._may_run_as_written:
+            return False  # not yet called, not the rewritten function, or never to run as written
+        return as_written.settled(build.regions, seen)
+
     def _weigh_whole_calls(self, region) -> None:
         """The cost check kept `region` compiled for its backward, unweighed: this function's next
         calls weigh it whole, the backward included when they run it (runtime/whole_call_check.py).
         Meanwhile every call goes through the weighing; then as before."""
+        if self._impl is not None and self._impl is self._as_written and self._build is not None:
+            # A region of a model it calls was handed here: back to the rewritten function.
+            self._impl = self._build.function
+            self._schedule_settle_checks()
         check = self._whole_call_check
         if check is None or check.done:
             calls, forward = self._impl, self._forward

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import sys
 import types
+import weakref
 from collections.abc import Callable
 
 from carve.block_screen import compiles_as_one_graph
@@ -90,6 +91,11 @@ class RegionSet:
         self.definitions: dict = {}
         # function -> its compiled version, for `compiled` (module-level functions only).
         self._callees: dict = {}
+        # The carve functions behind the other callees `compiled` handed out (methods, modules):
+        # what must settle before the function runs as written (compiler/as_written.py).
+        self._other_callees: weakref.WeakSet = weakref.WeakSet()
+        # The function's call from which it ran as written (None: it has not; compiler/as_written.py).
+        self.as_written_from: int | None = None
         register_regionset(self)
 
     # -- graph regions -----------------------------------------------------------------------
@@ -156,13 +162,21 @@ class RegionSet:
             compiled = callees.get(fn)
             if compiled is not None:
                 return compiled
-        from carve.api import compile_nested
+        from carve.api import compile_nested, compiled_function_of
 
         compiled = compile_nested(fn, self.options)
         # A nested function is made anew on each call of its definer: not kept.
         if kept and "<locals>" not in fn.__qualname__ and len(callees) < _MAX_CALLEES:
             callees[fn] = compiled
+        elif compiled is not fn:
+            behind = compiled_function_of(compiled)
+            if behind is not None:
+                self._other_callees.add(behind)
         return compiled
+
+    def callees(self) -> list:
+        """The compiled callees the generated code has called so far."""
+        return [*self._callees.values(), *self._other_callees]
 
     def compiled_definition(self, fn):
         """A function defined in the compiled function, compiled where it is defined, so that

@@ -60,12 +60,14 @@ class FunctionRun:
     # Why the whole function runs as written (None: carve compiled it).
     eager_reason: str | None = None
     numbers: dict = field(default_factory=dict)  # id(region) -> its number on the page
+    # The call from which it ran as written, every region settled as Python (compiler/as_written.py).
+    as_written_from: int | None = None
 
     @classmethod
     def of(cls, regions) -> FunctionRun:
         graph_regions = sorted(regions.regions, key=lambda region: (region.first_line, region.last_line))
         return cls(regions.name, regions.filename, graph_regions, dict(regions.findings), dict(regions.eager_calls),
-                   getattr(regions, "eager_reason", None))
+                   getattr(regions, "eager_reason", None), as_written_from=getattr(regions, "as_written_from", None))
 
     def anchor(self, line: int) -> str:
         return f"{_slug(self.name)}-L{line}"
@@ -363,6 +365,9 @@ def _function_section(run: FunctionRun, lines: list[SourceLine], version: int, t
              f"<h2>{escape(run.name)} <span class=\"where\">{escape(where)}</span>{again}</h2>"]
     if run.eager_reason is not None:
         parts.append(f"<p>carve runs this function as written: {escape(run.eager_reason)}</p>")
+    if run.as_written_from is not None:
+        parts.append(f"<p>Every region settled as Python: from its call {run.as_written_from} on, carve ran this "
+                     f"function as written (the counts of statements run as Python stop there).</p>")
     parts.append(source_table(lines) if lines else
                  f"<p class=\"muted\">The source of {escape(run.name)} is not available.</p>")
     if run.regions:

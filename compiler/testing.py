@@ -110,4 +110,13 @@ def graphs_run_by(region) -> list:
     return graphs
 
 
-__all__ = ["CountingBackend", "count_graph_ops", "graphs_run_by"]
+def runs_as_written(compiled) -> bool:
+    """Whether the calls of what carve.compile returned run the function's own code now, every
+    region having settled as Python (compiler/as_written.py)."""
+    from carve.api import compiled_function_of
+
+    function = compiled_function_of(compiled)
+    return function is not None and function._as_written is not None and function._impl is function._as_written
+
+
+__all__ = ["CountingBackend", "count_graph_ops", "graphs_run_by", "runs_as_written"]

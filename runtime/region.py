@@ -147,6 +147,11 @@ class GraphRegion:
         return bool(self._python_first) and not self.eager and not self.capture.compiles
 
     @property
+    def called(self) -> bool:
+        """Whether the region has had a call (priced, compiled or weighed), or runs as Python."""
+        return self.eager or self._python_ops is not None or self._numbers_seen
+
+    @property
     def path(self) -> str:
         """"dynamo" or "eager"."""
         return self.capture_path.kind
