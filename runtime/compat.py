@@ -95,6 +95,17 @@ def inductor_waits_deferred(defer: Callable[[dict, str, Any], None]) -> Iterator
         AsyncCompile.wait = wait  # type: ignore[method-assign]
 
 
+def inductor_compile_pool_process() -> int | None:
+    """The process id of Inductor's compile worker pool (the sidecar process whose children build
+    kernels), or None where Inductor compiles in this process or runs no such pool."""
+    from torch._inductor.async_compile import AsyncCompile
+
+    if not AsyncCompile.use_process_pool():
+        return None
+    process = getattr(AsyncCompile.process_pool(), "process", None)  # a SubprocPool's sidecar
+    return getattr(process, "pid", None)
+
+
 # ---- capture by Dynamo ------------------------------------------------------------------------
 
 def dynamo_backend(backend: Any, options: dict | None, dynamic: bool | None) -> Callable[..., Any]:

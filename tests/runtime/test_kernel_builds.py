@@ -8,6 +8,8 @@ not hang on this machine's gcc."""
 from __future__ import annotations
 
 import concurrent.futures
+import os
+import sys
 import copy
 import logging
 import threading
@@ -17,7 +19,7 @@ import pytest
 import torch
 
 import carve
-from carve.runtime import cost_check, kernel_builds
+from carve.runtime import compat, cost_check, kernel_builds
 
 # A region's first calls run its Python to price its compile (runtime/cost_check.py).
 PRICING = cost_check.PYTHON_FIRST_CALLS
@@ -289,3 +291,36 @@ def test_a_backend_object_that_says_it_is_inductor_is_compiled_as_inductor(held_
         x = torch.randn(32)
         assert torch.allclose(compiled(x), f(x), rtol=1e-5, atol=1e-6)
     assert backend.graphs == 1 and len(held_builds.built_graphs) == 1
+
+
+@pytest.mark.inductor
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the pool's processes from /proc")
+def test_background_builds_run_at_a_lower_cpu_priority_than_the_program(held_builds):
+    """While the program runs on beside gcc, the builds take the cores it leaves idle."""
+    from torch._inductor.async_compile import AsyncCompile
+
+    AsyncCompile.wait_pool_ready()  # a pool still starting compiles in this process: nothing to lower
+
+    class Widened(torch.nn.Module):  # a class of its own: no graph of another test's to reuse
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(8, 12)
+
+        def forward(self, x):
+            return torch.sigmoid(self.lin(x)) * 3 - 1
+
+    torch.manual_seed(0)
+    net = Widened()
+    compiled = carve.compile(net)
+    with torch.no_grad():
+        x = torch.randn(4, 8)
+        torch.testing.assert_close(compiled(x), net(x))
+    assert held_builds.built_graphs, "the graph's kernels were not built in the background"
+    pool = compat.inductor_compile_pool_process()
+    assert pool is not None
+    processes = kernel_builds._process_tree(pool)
+    assert len(processes) > 1  # the sidecar and its workers
+    for pid in processes:
+        assert os.getpriority(os.PRIO_PROCESS, pid) >= kernel_builds.BUILD_NICENESS
+    assert os.getpriority(os.PRIO_PROCESS, 0) < kernel_builds.BUILD_NICENESS  # the program's own priority
+    held_builds.release()
