@@ -167,10 +167,10 @@ def test_a_nested_definition_handed_out_after_the_switch_keeps_its_checkpoints(m
 
 # -- 5. A callee first reached after the switch ---------------------------------------------------
 
-def reduce_while_over(xs, limit=100):
+def reduce_while_over(words, limit=100):
     total = 0
-    for x in xs:
-        total += quiet_helper(x)
+    for word in words:
+        total += len(quiet_helper(word))
     while total > limit:
         total = heavy_helper(torch.full((4,), float(total))) + limit - 1
     return total
@@ -182,9 +182,9 @@ def test_a_callee_first_reached_after_the_switch_is_compiled(backend):
     callee checkpoints have not all run does not switch (the tests' even clock keeps the
     helper compiled)."""
     compiled = carve.compile(reduce_while_over, backend=backend)
-    call_and_compare(reduce_while_over, compiled, ([1, 2],), SETTLED)
+    call_and_compare(reduce_while_over, compiled, (["a", "b"],), SETTLED)
     graphs = backend.graphs
-    call_and_compare(reduce_while_over, compiled, ([1, 2], 1), 10)
+    call_and_compare(reduce_while_over, compiled, (["a", "b"], 1), 10)
     assert backend.graphs > graphs, "heavy_helper was never compiled"
 
 
@@ -217,7 +217,7 @@ def test_settle_checks_run_on_the_documented_calls_and_the_report_names_the_firs
     first = None
     for call in range(1, SETTLED + 1):
         with contextlib.redirect_stdout(io.StringIO()):
-            compiled([1, 2])
+            compiled(["a", "b"])
         if first is None and runs_as_written(compiled):
             first = call
     assert first is not None
