@@ -95,15 +95,23 @@ def inductor_waits_deferred(defer: Callable[[dict, str, Any], None]) -> Iterator
         AsyncCompile.wait = wait  # type: ignore[method-assign]
 
 
-def inductor_compile_pool_process() -> int | None:
-    """The process id of Inductor's compile worker pool (the sidecar process whose children build
-    kernels), or None where Inductor compiles in this process or runs no such pool."""
+def inductor_compile_workers() -> tuple[list[int], list[int]]:
+    """Who builds Inductor's kernels for this process: the native ids of the threads of its
+    compile thread pool (each starts gcc for a C++ kernel), and the process ids of its worker
+    pool's sidecar process, if one runs (its workers compile Triton kernels). Nothing is
+    created: a pool not made yet is not listed."""
     from torch._inductor.async_compile import AsyncCompile
 
-    if not AsyncCompile.use_process_pool():
-        return None
-    process = getattr(AsyncCompile.process_pool(), "process", None)  # a SubprocPool's sidecar
-    return getattr(process, "pid", None)
+    threads: list[int] = []
+    if AsyncCompile.pool.cache_info().currsize:  # functools.lru_cache: made already
+        threads = [thread.native_id for thread in getattr(AsyncCompile.pool(), "_threads", ())
+                   if thread.native_id is not None]
+    processes: list[int] = []
+    if AsyncCompile.process_pool.cache_info().currsize:
+        pid = getattr(getattr(AsyncCompile.process_pool(), "process", None), "pid", None)  # a SubprocPool's sidecar
+        if pid is not None:
+            processes.append(pid)
+    return threads, processes
 
 
 # ---- capture by Dynamo ------------------------------------------------------------------------

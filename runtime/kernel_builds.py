@@ -30,8 +30,9 @@ The program runs on while gcc builds, so the builds must not take its CPU: on a 
 as many cores as Inductor has workers, gcc and the program's own threads would share them, and
 the program's calls would run slower than eager's until the builds end (1.6x on two cores for a
 diffusion model's sampling). The first time carve does not wait, it lowers the CPU priority of
-Inductor's compile workers (`BUILD_NICENESS`, Linux: the worker processes and the gcc they run):
-a build then takes the cores the program leaves idle. A compile torch.compile or carve waits
+whoever builds Inductor's kernels (`BUILD_NICENESS`, Linux: the threads of Inductor's compile
+thread pool, which start gcc, the gcc they run, and Inductor's worker processes): a build then
+takes the cores the program leaves idle. A compile torch.compile or carve waits
 for is unaffected where the machine is otherwise idle (the waiting program leaves the cores to
 gcc); the priority cannot be raised again without privileges, so later compiles on a loaded
 machine take longer.
@@ -124,36 +125,52 @@ def _start_build(kernel: PendingKernel) -> None:
 
 
 def lower_build_priority() -> None:
-    """Lower the CPU priority of Inductor's compile workers and the builds they run (see the
-    module docstring): every thread of the pool's processes, so that a gcc any of them starts
-    later inherits it. Where the system says no (no /proc, another platform), nothing changes."""
-    pool = compat.inductor_compile_pool_process()
-    if pool is None:
-        return
-    for pid in _process_tree(pool):
-        try:
-            threads = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for thread in threads:
-            try:
-                if os.getpriority(os.PRIO_PROCESS, int(thread)) < BUILD_NICENESS:
-                    os.setpriority(os.PRIO_PROCESS, int(thread), BUILD_NICENESS)
-            except OSError:
-                pass
+    """Lower the CPU priority of whoever builds Inductor's kernels (see the module docstring): the
+    threads of Inductor's compile thread pool, which start gcc for each C++ kernel (a gcc started
+    later inherits the thread's priority), the builds they have running, and Inductor's worker
+    pool processes. The program's own threads are left as they are. Where the system says no
+    (no /proc, another platform), nothing changes."""
+    threads, processes = compat.inductor_compile_workers()
+    for thread in threads:
+        _lower(thread)
+        processes.extend(_children(thread))
+    for process in processes:
+        for pid in _process_tree(process):
+            for thread in _threads_of(pid):
+                _lower(thread)
+
+
+def _lower(thread: int) -> None:
+    try:
+        if os.getpriority(os.PRIO_PROCESS, thread) < BUILD_NICENESS:
+            os.setpriority(os.PRIO_PROCESS, thread, BUILD_NICENESS)  # Linux: one thread's nice value
+    except OSError:
+        pass
+
+
+def _threads_of(pid: int) -> list[int]:
+    try:
+        return [int(thread) for thread in os.listdir(f"/proc/{pid}/task")]
+    except (OSError, ValueError):
+        return []
+
+
+def _children(thread: int) -> list[int]:
+    """The processes a thread of this process started (Linux /proc)."""
+    try:
+        with open(f"/proc/{os.getpid()}/task/{thread}/children") as children:
+            return [int(child) for child in children.read().split()]
+    except (OSError, ValueError):
+        return []
 
 
 def _process_tree(pid: int) -> list[int]:
-    """`pid` and its descendants, read from /proc (Linux); [] where it cannot be read."""
+    """`pid` and its descendants, read from /proc (Linux)."""
     found, todo = [], [pid]
     while todo:
         current = todo.pop()
         found.append(current)
-        try:
-            threads = os.listdir(f"/proc/{current}/task")
-        except OSError:
-            continue
-        for thread in threads:
+        for thread in _threads_of(current):
             try:
                 with open(f"/proc/{current}/task/{thread}/children") as children:
                     todo.extend(int(child) for child in children.read().split())

@@ -336,7 +336,7 @@ def test_lowering_the_build_priority_reaches_the_pool_and_every_process_it_start
             time.sleep(0.05)
         processes = kernel_builds._process_tree(pool.pid)
         assert len(processes) == 2
-        monkeypatch.setattr(compat, "inductor_compile_pool_process", lambda: pool.pid)
+        monkeypatch.setattr(compat, "inductor_compile_workers", lambda: ([], [pool.pid]))
         kernel_builds.lower_build_priority()
         for pid in processes:
             assert os.getpriority(os.PRIO_PROCESS, pid) >= kernel_builds.BUILD_NICENESS
@@ -348,3 +348,43 @@ def test_lowering_the_build_priority_reaches_the_pool_and_every_process_it_start
             except OSError:
                 pass
         pool.wait()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads threads from /proc")
+def test_lowering_the_build_priority_reaches_the_compile_threads_and_the_builds_they_started(monkeypatch):
+    """Inductor's compile thread pool starts gcc for each C++ kernel: the pool's threads and the
+    processes they started build at the lower priority, the program's own threads do not."""
+    import subprocess
+
+    started, stop, worker = threading.Event(), threading.Event(), {}
+
+    def compile_thread():
+        worker["thread"] = threading.get_native_id()
+        worker["build"] = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        started.set()
+        stop.wait(60)
+
+    thread = threading.Thread(target=compile_thread)
+    thread.start()
+    try:
+        assert started.wait(30)
+        monkeypatch.setattr(compat, "inductor_compile_workers", lambda: ([worker["thread"]], []))
+        kernel_builds.lower_build_priority()
+        assert os.getpriority(os.PRIO_PROCESS, worker["thread"]) >= kernel_builds.BUILD_NICENESS
+        assert os.getpriority(os.PRIO_PROCESS, worker["build"].pid) >= kernel_builds.BUILD_NICENESS
+        assert os.getpriority(os.PRIO_PROCESS, 0) < kernel_builds.BUILD_NICENESS  # this thread: the program's
+    finally:
+        if "build" in worker:
+            worker["build"].kill()
+            worker["build"].wait()
+        stop.set()
+        thread.join()
+
+
+def test_the_compile_workers_are_read_without_making_a_pool():
+    from torch._inductor.async_compile import AsyncCompile
+
+    made = AsyncCompile.pool.cache_info().currsize, AsyncCompile.process_pool.cache_info().currsize
+    threads, processes = compat.inductor_compile_workers()
+    assert (AsyncCompile.pool.cache_info().currsize, AsyncCompile.process_pool.cache_info().currsize) == made
+    assert all(isinstance(thread, int) for thread in threads) and all(isinstance(pid, int) for pid in processes)
