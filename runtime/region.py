@@ -31,14 +31,13 @@ import dis
 import logging
 import math
 import types
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
 
-from . import capture_policy, compat, cost_check, kernel_builds, log, state
+from . import capture_policy, compat, cost_check, kernel_builds, log, model_seats, state
 from .capture_policy import CapturePath
 from .config import CompileOptions
 from .dynamo_capture import DynamoCapture
@@ -82,8 +81,8 @@ class GraphRegion:
         # What a call runs while the region runs as Python: its function, or (a region that runs a
         # model) its function with the model's calls going to the compiled model.
         self._python: Callable[..., Any] | None = None
-        # (model, its compiled module), weakly, for a region that runs its models compiled.
-        self._compiled_models: list[tuple[weakref.ref, weakref.ref]] = []
+        # Where a region that runs its models compiled finds each of them (runtime/model_seats.py).
+        self._model_seats: list[model_seats.ModelSeat] = []
         # Why the region runs as Python (None: Dynamo captures it); see capture_policy.region_path.
         self.eager_reason: str | None = None if hasattr(fn, "__code__") else "not a Python function"
         self.eager = self.eager_reason is not None
@@ -163,7 +162,7 @@ class GraphRegion:
     @property
     def compiled_models(self) -> list:
         """The compiled modules the region's calls of its models run (see _run_with_compiled_models)."""
-        return [view for view in (view_ref() for _, view_ref in self._compiled_models) if view is not None]
+        return [view for view in (seat.last_view() for seat in self._model_seats) if view is not None]
 
     @property
     def ops_per_graph(self) -> list[int]:
@@ -390,7 +389,7 @@ class GraphRegion:
         if counter is not None:
             self._python_ops = counter.ops
         if counter is not None and counter.runs_a_model:
-            if not self._run_with_compiled_models(counter.models):
+            if not self._run_with_compiled_models(counter.models, args):
                 self._python_first = 0  # a model it cannot compile apart (a DDP wrapper): compiled with it
             return out
         if kernel_builds.off_cpu(pytree.tree_leaves(out)) or (
@@ -414,7 +413,7 @@ class GraphRegion:
                          self.first_line, self.eager_reason)
         return out
 
-    def _run_with_compiled_models(self, models: list) -> bool:
+    def _run_with_compiled_models(self, models: list, args: tuple) -> bool:
         """A region whose work is mostly its models' (`logits, loss = model(X, Y)`; DCGAN's
         `output = netD(fake); errG = criterion(output, label)`) runs as Python from now on, with
         each model it calls compiled as carve.compile(model) compiles it: torch.compile(model)'s
@@ -433,35 +432,30 @@ class GraphRegion:
         compile_module = self.compile_module
         if compile_module is None or not models:
             return False
-        compiled = self._compiled_models
-        for model in models:
-            if type(model).__module__.startswith(_WRAPPER_MODULES):
-                compiled.clear()
-                return False
-            view = compile_module(model)
-            if view is not model:
-                compiled.append((weakref.ref(model), weakref.ref(view)))
-        names = ", ".join(type(model).__name__ for model in models)
+        if any(type(model).__module__.startswith(_WRAPPER_MODULES) for model in models):
+            return False
+        fn = self.fn
+        namespace, names = getattr(fn, "__globals__", {}), getattr(getattr(fn, "__code__", None), "co_names", ())
+        seats = self._model_seats = [model_seats.seat_of(model, args, namespace, names) for model in models]
+        for seat, model in zip(seats, models):
+            seat.view(model, compile_module)  # compiled now: the region's next call runs it
+        names_said = ", ".join(type(model).__name__ for model in models)
 
         def python_with_compiled_models(*args: Any) -> Any:
             switched = []
-            for index, (model_ref, view_ref) in enumerate(compiled):
-                model, view = model_ref(), view_ref()
-                if model is None or view is None:
+            for seat in seats:
+                model = seat.model(args, namespace)
+                if model is None:
                     continue
                 attributes = model.__dict__
                 # Not compiled by model.compile(), no forward of its own set on the instance (a
                 # library's patch; or this model's calls going to its compiled forward already,
-                # from an enclosing region or another thread).
+                # from an enclosing region, another seat or another thread).
                 if attributes.get("_compiled_call_impl") is not None or "forward" in attributes:
                     continue
-                if type(view)._carve_original_class is not type(model):
-                    # The model's class changed (a parametrization registered on it): its
-                    # compiled forward is that of the class it has now.
-                    view = compile_module(model)
-                    if view is model:
-                        continue
-                    compiled[index] = (model_ref, weakref.ref(view))
+                view = seat.view(model, compile_module)
+                if view is model:
+                    continue
                 # The model's own call (its hooks see the model itself, `self` in its forward is
                 # the model), with its forward compiled: the compiled class's forward, bound to it.
                 forward = attributes["forward"] = types.MethodType(type(view).forward, model)
@@ -476,7 +470,7 @@ class GraphRegion:
         self._cost = None
         self._python_first = 0
         self._python = python_with_compiled_models
-        self._run_as_python(f"its work is mostly its model's ({names}): the region runs as Python and the model "
+        self._run_as_python(f"its work is mostly its model's ({names_said}): the region runs as Python and the model "
                             f"is compiled, once for every region that calls it, as torch.compile(model) compiles it")
         log.log_once(("model", self.filename, self.first_line), log.perf_log, logging.INFO,
                      "region %s (%s:%d) %s", self.name, self.filename, self.first_line, self.eager_reason)
