@@ -12,7 +12,7 @@ for nothing, a few microseconds a step. From then on the function's own code run
             batch_x, batch_y = _carve_f.compiled(              batch_x, batch_y = get_batch()
                 get_batch)()                                   fc.zero_grad()
             output = _main_graph_region_0(...)  # Python       output = F.smooth_l1_loss(...)
-            _carve_f.graph_break(88, "CRV001")                 loss = output.item()
+            _carve_f.graph_break(88, "CRV004")                 loss = output.item()
             loss = output.item()                               ...
             ...
 
