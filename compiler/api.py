@@ -464,10 +464,14 @@ class CompiledFunction:
     def _schedule_settle_checks(self) -> None:
         """A new build: whether it may ever run as written is decided once; if so, checks from its
         second call (compiler/as_written.py)."""
-        self._as_written = None
         build = self._build
         self._may_run_as_written = not self.options.fullgraph and build is not None \
             and as_written.may_run_as_written(self.fn, build.function)
+        self._restart_settle_checks()
+
+    def _restart_settle_checks(self) -> None:
+        """The rewritten function runs: checks from the next call on, counted as from the second."""
+        self._as_written = None
         if not self._may_run_as_written:
             self._settle_countdown = 0
             return
@@ -511,7 +515,7 @@ class CompiledFunction:
         if self._impl is not None and self._impl is self._as_written and self._build is not None:
             # A region of a model it calls was handed here: back to the rewritten function.
             self._impl = self._build.function
-            self._schedule_settle_checks()
+            self._restart_settle_checks()
         check = self._whole_call_check
         if check is None or check.done:
             calls, forward = self._impl, self._forward

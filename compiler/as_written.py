@@ -84,7 +84,7 @@ def may_run_as_written(fn: types.FunctionType, rewritten: types.FunctionType) ->
     code = fn.__code__
     if code.co_flags & _SUSPENDABLE:
         return False
-    if _names_anywhere(rewritten.__code__, frozenset({"compiled_definition"})):
+    if "compiled_definition" in _names_in(rewritten.__code__)[0]:
         return False
     return not changes_break_policy(code, fn.__globals__)
 
@@ -95,12 +95,13 @@ def changes_break_policy(code: types.CodeType, namespace: dict | None = None, de
     or through what a global name of it holds: torch's or carve's setter under another name
     (`strict = torch._dynamo.error_on_graph_break`), or a user function or class (a context
     manager of the user's) whose code sets it, read `depth` calls deep."""
-    if _names_anywhere(code, _BREAK_POLICY_NAMES):
+    names, keywords = _names_in(code)
+    if not _BREAK_POLICY_NAMES.isdisjoint(names | keywords):
         return True
     if namespace is None or depth == 0:
         return False
     setters = _policy_setters()
-    for name in _all_names(code):
+    for name in names:
         value = namespace.get(name)
         if value is None:
             continue
@@ -112,23 +113,18 @@ def changes_break_policy(code: types.CodeType, namespace: dict | None = None, de
     return False
 
 
-def _all_names(code: types.CodeType) -> set[str]:
-    names = set(code.co_names)
+def _names_in(code: types.CodeType) -> tuple[set[str], set[str]]:
+    """The names `code` and the code it defines use (`co_names`), and the keyword names its calls
+    pass (string tuples among the constants)."""
+    names, keywords = set(code.co_names), set()
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names |= _all_names(const)
-    return names
-
-
-def _names_anywhere(code: types.CodeType, names: frozenset) -> bool:
-    if names.intersection(code.co_names):
-        return True
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType) and _names_anywhere(const, names):
-            return True
-        if isinstance(const, tuple) and names.intersection(c for c in const if isinstance(c, str)):
-            return True
-    return False
+            inner_names, inner_keywords = _names_in(const)
+            names |= inner_names
+            keywords |= inner_keywords
+        elif isinstance(const, tuple):
+            keywords.update(c for c in const if isinstance(c, str))
+    return names, keywords
 
 
 def _policy_setters() -> tuple:

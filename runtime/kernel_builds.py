@@ -133,7 +133,7 @@ def lower_build_priority() -> None:
     threads, processes = compat.inductor_compile_workers()
     for thread in threads:
         _lower(thread)
-        processes.extend(_children(thread))
+        processes.extend(_children(os.getpid(), thread))
     for process in processes:
         for pid in _process_tree(process):
             for thread in _threads_of(pid):
@@ -155,10 +155,10 @@ def _threads_of(pid: int) -> list[int]:
         return []
 
 
-def _children(thread: int) -> list[int]:
-    """The processes a thread of this process started (Linux /proc)."""
+def _children(pid: int, thread: int) -> list[int]:
+    """The processes thread `thread` of process `pid` started (Linux /proc)."""
     try:
-        with open(f"/proc/{os.getpid()}/task/{thread}/children") as children:
+        with open(f"/proc/{pid}/task/{thread}/children") as children:
             return [int(child) for child in children.read().split()]
     except (OSError, ValueError):
         return []
@@ -171,11 +171,7 @@ def _process_tree(pid: int) -> list[int]:
         current = todo.pop()
         found.append(current)
         for thread in _threads_of(current):
-            try:
-                with open(f"/proc/{current}/task/{thread}/children") as children:
-                    todo.extend(int(child) for child in children.read().split())
-            except (OSError, ValueError):
-                pass
+            todo.extend(_children(current, thread))
     return found
 
 
